@@ -1,0 +1,52 @@
+package dev.switchboard.core;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.List;
+import java.util.Objects;
+
+/** What the frontend side says, decoded from any dialect. */
+public sealed interface Command {
+
+    /**
+     * Start a run in a conversation with new messages. {@code runId} may be null (the hub
+     * makes one); {@code context}, {@code state}, {@code forwardedProps} and {@code metadata}
+     * may be null.
+     */
+    record StartRun(String conversationId, String runId, String parentRunId, List<InputMessage> messages,
+                    List<ToolSpec> tools, JsonNode context, JsonNode state, JsonNode forwardedProps,
+                    JsonNode metadata) implements Command {
+        public StartRun {
+            Objects.requireNonNull(conversationId, "conversationId");
+            messages = List.copyOf(messages);
+            tools = tools == null ? List.of() : List.copyOf(tools);
+        }
+
+        /** A run started by one user message and nothing else. */
+        public static StartRun of(String conversationId, InputMessage message) {
+            return new StartRun(conversationId, null, null, List.of(message), List.of(), null, null, null, null);
+        }
+    }
+
+    /** A person's answer to a pending approval. {@code payload} is free-form (may be null). */
+    record DecideApproval(String approvalId, boolean approved, String feedback, JsonNode payload) implements Command {
+        public DecideApproval { Objects.requireNonNull(approvalId, "approvalId"); }
+    }
+
+    /** Cancel the active run of a conversation ({@code runId} null for whichever is active). */
+    record CancelRun(String conversationId, String runId) implements Command {
+        public CancelRun { Objects.requireNonNull(conversationId, "conversationId"); }
+    }
+
+    /**
+     * Join a conversation's fan-out. Events with a {@code seq} above {@code afterSeq} that are
+     * already stored are replayed first; a negative {@code afterSeq} means live events only.
+     */
+    record Subscribe(String conversationId, long afterSeq) implements Command {
+        public Subscribe { Objects.requireNonNull(conversationId, "conversationId"); }
+    }
+
+    /** A dialect-level keep-alive the connection answers itself. */
+    record Ping() implements Command {
+    }
+}

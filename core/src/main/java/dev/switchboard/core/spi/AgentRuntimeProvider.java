@@ -1,0 +1,22 @@
+package dev.switchboard.core.spi;
+
+import java.util.Optional;
+
+/**
+ * Entry point of a runtime module, found with {@link java.util.ServiceLoader}; its
+ * {@link #id()} is the {@code --runtime} value that selects it.
+ */
+public interface AgentRuntimeProvider {
+
+    /** The runtime's id. */
+    String id();
+
+    /** Creates the runtime from the gateway's settings (configuration keys without the leading dashes). */
+    AgentRuntime create(Settings settings);
+
+    /** Read-only access to the gateway's configuration. */
+    @FunctionalInterface
+    interface Settings {
+        Optional<String> get(String key);
+    }
+}

@@ -1,0 +1,41 @@
+package dev.switchboard.core.spi;
+
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.InputMessage;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Durable history: conversations, their messages, the event log and approvals.
+ *
+ * <p>The hub calls {@link #write} from one thread, with batches in emission order; reads may
+ * come from any thread and must see every committed batch. Implementations for several
+ * gateway instances share one database.
+ */
+public interface ConversationStore extends AutoCloseable {
+
+    /** The conversation, if it exists. */
+    Optional<ConversationRecord> conversation(String conversationId);
+
+    /** The highest stored {@code seq} of the conversation, or 0. */
+    long lastSeq(String conversationId);
+
+    /** Writes a batch in one transaction: all of it or none. */
+    void write(StoreBatch batch);
+
+    /** Stored events with {@code seq > afterSeq}, in order, at most {@code limit}. */
+    List<Envelope> events(String conversationId, long afterSeq, int limit);
+
+    /** The conversation's messages, oldest first. */
+    List<InputMessage> messages(String conversationId);
+
+    /** One approval, decided or not. */
+    Optional<ApprovalRecord> approval(String approvalId);
+
+    /** The conversation's undecided approvals, oldest first. */
+    List<ApprovalRecord> pendingApprovals(String conversationId);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,31 @@
+package dev.switchboard.core.spi;
+
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.GatewayError;
+
+import java.io.IOException;
+
+/**
+ * One connection's translator between its dialect and the event core. It holds the
+ * per-connection dialect state (step pairing, chunk indexes, buffered tool arguments) and is
+ * only ever called from the connection's own thread, so it needs no locking.
+ */
+public interface DialectSession {
+
+    /** Decodes one inbound text frame. Never throws for bad peer input. */
+    Decoded decode(String text);
+
+    /** Encodes one event into zero or more frames. */
+    void encode(Envelope envelope, FrameWriter out) throws IOException;
+
+    /** Encodes an error answered to this connection alone. */
+    void encodeError(GatewayError error, FrameWriter out) throws IOException;
+
+    /** Frames to send as soon as the connection is open (none by default). */
+    default void opened(FrameWriter out) throws IOException {
+    }
+
+    /** Answer to a dialect-level ping command (none by default). */
+    default void pong(FrameWriter out) throws IOException {
+    }
+}

@@ -1,0 +1,18 @@
+package dev.switchboard.core.spi;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+
+import java.io.IOException;
+
+/**
+ * Where a dialect session writes outbound text frames: {@link #begin()} opens a frame and
+ * returns a generator writing straight into it, {@link #end()} closes the frame.
+ * One event may produce any number of frames, each one JSON document.
+ */
+public interface FrameWriter {
+    /** Opens a new frame. The generator is valid until {@link #end()}. */
+    JsonGenerator begin() throws IOException;
+
+    /** Closes the frame opened by the last {@link #begin()} and queues it for sending. */
+    void end() throws IOException;
+}

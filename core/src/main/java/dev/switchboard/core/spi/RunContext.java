@@ -1,0 +1,39 @@
+package dev.switchboard.core.spi;
+
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.InputMessage;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The runtime's side of one run. Every method is thread-safe. After the run has ended
+ * (finished, failed or cancelled) further calls are ignored.
+ */
+public interface RunContext {
+
+    /** Emits an event of the run. {@code RunStarted}, {@code RunFinished} and {@code RunFailed} are the hub's. */
+    void emit(Event event);
+
+    /**
+     * Asks a person to approve a tool call. The stage completes when someone decides, on a
+     * thread that may do blocking work; it completes exceptionally if the run ends first.
+     */
+    CompletionStage<ApprovalDecision> requestApproval(ApprovalRequest request);
+
+    /** Ends the run normally. */
+    void finish();
+
+    /** Ends the run with an error. */
+    void fail(ErrorCode code, String message);
+
+    /** True once the run has ended or been cancelled; a runtime stops its work then. */
+    boolean isDone();
+
+    /**
+     * The conversation's stored messages before this run's new ones, oldest first. Reads the
+     * store: call it from the runtime's own threads, never from an event loop.
+     */
+    List<InputMessage> history();
+}

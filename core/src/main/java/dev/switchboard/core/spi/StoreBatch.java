@@ -1,0 +1,70 @@
+package dev.switchboard.core.spi;
+
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.InputMessage;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes the hub hands the store in one transaction, each list in emission order:
+ * new conversations, new messages, new events, and approvals to insert or update.
+ */
+public final class StoreBatch {
+    /** A message of a conversation, with the run it belongs to (null for none) and when it was stored. */
+    public record MessageRow(String conversationId, String runId, InputMessage message, long createdAt) {
+    }
+
+    private final List<ConversationRecord> conversations = new ArrayList<>();
+    private final List<MessageRow> messages = new ArrayList<>();
+    private final List<Envelope> events = new ArrayList<>();
+    private final List<ApprovalRecord> approvals = new ArrayList<>();
+
+    public StoreBatch addConversation(ConversationRecord c) {
+        conversations.add(c);
+        return this;
+    }
+
+    public StoreBatch addMessage(MessageRow m) {
+        messages.add(m);
+        return this;
+    }
+
+    public StoreBatch addEvent(Envelope e) {
+        events.add(e);
+        return this;
+    }
+
+    public StoreBatch putApproval(ApprovalRecord a) {
+        approvals.add(a);
+        return this;
+    }
+
+    public List<ConversationRecord> conversations() {
+        return conversations;
+    }
+
+    public List<MessageRow> messages() {
+        return messages;
+    }
+
+    public List<Envelope> events() {
+        return events;
+    }
+
+    public List<ApprovalRecord> approvals() {
+        return approvals;
+    }
+
+    public boolean isEmpty() {
+        return conversations.isEmpty() && messages.isEmpty() && events.isEmpty() && approvals.isEmpty();
+    }
+
+    /** Empties the batch for reuse. */
+    public void clear() {
+        conversations.clear();
+        messages.clear();
+        events.clear();
+        approvals.clear();
+    }
+}

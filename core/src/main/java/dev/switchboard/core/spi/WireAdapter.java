@@ -1,0 +1,39 @@
+package dev.switchboard.core.spi;
+
+import java.util.Set;
+
+/**
+ * One wire dialect: how connections are routed to it and how to make a session for each.
+ */
+public interface WireAdapter {
+
+    /** The dialect's id, also its configuration key (for example {@code hai}). */
+    String id();
+
+    /** WebSocket paths served by this dialect (for example {@code /ws}, {@code /hai/ws}). */
+    Set<String> webSocketPaths();
+
+    /** {@code Sec-WebSocket-Protocol} values that select this dialect on a shared path. */
+    default Set<String> subprotocols() {
+        return Set.of();
+    }
+
+    /**
+     * Whether this dialect takes a shared path's connections when no subprotocol was asked
+     * for and no dialect's probe matched the first frame.
+     */
+    default boolean fallback() {
+        return false;
+    }
+
+    /** Looks at the first text frame of a connection on a shared path. */
+    default Probe probe(String firstFrame) {
+        return Probe.NO_MATCH;
+    }
+
+    /** Whether a person on this dialect can answer an approval request. */
+    boolean answersApprovals();
+
+    /** A new session for one connection. */
+    DialectSession newSession(SessionContext context);
+}
