@@ -1,0 +1,2 @@
+/** The HAI dialect (specs/hai-protocol.md). */
+package dev.switchboard.adapter.hai;
