@@ -1,0 +1,721 @@
+package dev.switchboard.core;
+
+import dev.switchboard.core.internal.Sequencer;
+import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ApprovalRequest;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.spi.RunHandle;
+import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.spi.StoreBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The conversation hub: per conversation, its subscribers, its one active run, its pending
+ * approvals and its event log. Every command from every dialect comes here; every event of
+ * every runtime leaves here.
+ *
+ * <p>Threads: {@link #submit} and {@link #disconnected} never block the caller (commands
+ * run on the hub's workers, which may read the store); events get their {@code seq} under the
+ * conversation's lock and are stored, then fanned out, by the {@link Sequencer}.
+ */
+public final class ConversationHub implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
+    private static final int REPLAY_PAGE = 500;
+    private static final long IDLE_EVICT_MS = TimeUnit.MINUTES.toMillis(5);
+
+    private final ConversationStore store;
+    private final AgentRuntime runtime;
+    private final Moderation moderation;
+    private final LongSupplier clock;
+    private final Sequencer sequencer;
+    private final ExecutorService workers;
+    private final ScheduledExecutorService timer;
+    private final Map<String, Conversation> conversations = new ConcurrentHashMap<>();
+    private final Map<String, Pending> approvals = new ConcurrentHashMap<>();
+    private final Map<Subscriber, Set<String>> memberships = new ConcurrentHashMap<>();
+    private final AtomicInteger activeRuns = new AtomicInteger();
+    private volatile boolean shuttingDown;
+    private CompletableFuture<Void> shutdown;
+
+    private ConversationHub(Builder b) {
+        this.store = Objects.requireNonNull(b.store, "store");
+        this.runtime = Objects.requireNonNull(b.runtime, "runtime");
+        this.moderation = b.moderation;
+        this.clock = b.clock;
+        this.sequencer = new Sequencer(store);
+        AtomicInteger n = new AtomicInteger();
+        this.workers = Executors.newFixedThreadPool(b.workerThreads, r -> {
+            Thread t = new Thread(r, "switchboard-hub-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "switchboard-hub-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.scheduleWithFixedDelay(() -> sequencer.run(this::evictIdle), 1, 1, TimeUnit.MINUTES);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The store behind the hub. */
+    public ConversationStore store() {
+        return store;
+    }
+
+    /** Runs in progress. */
+    public int activeRuns() {
+        return activeRuns.get();
+    }
+
+    /**
+     * Handles a command from a subscriber. Errors are answered through
+     * {@link Subscriber#reject}; {@link Command.Ping} is the connection's own business.
+     */
+    public void submit(Command command, Subscriber from) {
+        Objects.requireNonNull(from, "from");
+        try {
+            workers.execute(() -> {
+                try {
+                    handle(command, from);
+                } catch (RuntimeException e) {
+                    log.error("command {} failed", command.getClass().getSimpleName(), e);
+                    from.reject(GatewayError.of(ErrorCode.INTERNAL, "the gateway could not handle the request"));
+                }
+            });
+        } catch (RejectedExecutionException stopped) {
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+        }
+    }
+
+    /** The subscriber's connection closed: it leaves every conversation. Runs go on. */
+    public void disconnected(Subscriber s) {
+        Set<String> joined = memberships.remove(s);
+        if (joined != null && !joined.isEmpty()) {
+            sequencer.run(() -> {
+                for (String id : joined) {
+                    Conversation c = conversations.get(id);
+                    if (c != null) {
+                        c.subscribers.remove(s);
+                    }
+                }
+            });
+        }
+    }
+
+    private void handle(Command command, Subscriber from) {
+        if (command instanceof Command.StartRun start) {
+            startRun(start, from);
+        } else if (command instanceof Command.DecideApproval decide) {
+            decide(decide, from);
+        } else if (command instanceof Command.CancelRun cancel) {
+            cancel(cancel, from);
+        } else if (command instanceof Command.Subscribe sub) {
+            Optional<Conversation> c = access(sub.conversationId(), from, false);
+            c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq()));
+        }
+    }
+
+    // ---- conversations -------------------------------------------------------------------
+
+    /**
+     * The conversation's live state, loaded from the store on first use. Empty (and the
+     * subscriber told why) when the principal may not use it, or it does not exist and
+     * {@code create} is false.
+     */
+    private Optional<Conversation> access(String id, Subscriber from, boolean create) {
+        Conversation c = load(id);
+        synchronized (c) {
+            if (c.retired) {
+                return access(id, from, create);
+            }
+            if (!c.persisted && !create) {
+                from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "conversation", "no conversation " + id));
+                return Optional.empty();
+            }
+            if (c.persisted && !from.principal().mayUse(c.owner)) {
+                from.reject(GatewayError.of(ErrorCode.FORBIDDEN, "conversation " + id + " belongs to another principal"));
+                return Optional.empty();
+            }
+            c.touched = clock.getAsLong();
+        }
+        return Optional.of(c);
+    }
+
+    private Conversation load(String id) {
+        Conversation c = conversations.get(id);
+        if (c != null) {
+            return c;
+        }
+        // Read outside the map lock; a racing loader's copy loses to the first one put.
+        Optional<ConversationRecord> rec = store.conversation(id);
+        long lastSeq = store.lastSeq(id);
+        Conversation fresh = new Conversation(id, rec.map(ConversationRecord::owner).orElse(null),
+                rec.isPresent(), lastSeq, clock.getAsLong());
+        Conversation prior = conversations.putIfAbsent(id, fresh);
+        return prior != null ? prior : fresh;
+    }
+
+    /** Runs on the sequencer: forgets conversations nobody uses, after their writes are stored. */
+    private void evictIdle() {
+        long now = clock.getAsLong();
+        conversations.values().removeIf(c -> {
+            synchronized (c) {
+                c.retired = c.active == null && c.subscribers.isEmpty() && c.inFlight == 0 && c.pending == 0
+                        && now - c.touched > IDLE_EVICT_MS;
+                return c.retired;
+            }
+        });
+    }
+
+    private void subscribe(Conversation c, Subscriber s, long afterSeq) {
+        memberships.computeIfAbsent(s, k -> ConcurrentHashMap.newKeySet()).add(c.id);
+        sequencer.run(() -> {
+            if (c.subscribers.contains(s)) {
+                return;
+            }
+            if (afterSeq >= 0) {
+                if (!replay(c, s, afterSeq)) {
+                    return;
+                }
+            } else if (s.answersApprovals()) {
+                for (ApprovalRecord a : store.pendingApprovals(c.id)) {
+                    for (Envelope e : store.events(c.id, a.seq() - 1, 1)) {
+                        if (!s.deliver(e)) {
+                            s.overflowed();
+                            return;
+                        }
+                    }
+                }
+            }
+            c.subscribers.add(s);
+        });
+    }
+
+    private boolean replay(Conversation c, Subscriber s, long afterSeq) {
+        long cursor = afterSeq;
+        while (true) {
+            List<Envelope> page = store.events(c.id, cursor, REPLAY_PAGE);
+            for (Envelope e : page) {
+                if (!s.deliver(e)) {
+                    s.overflowed();
+                    return false;
+                }
+                cursor = e.seq();
+            }
+            if (page.size() < REPLAY_PAGE) {
+                return true;
+            }
+        }
+    }
+
+    // ---- runs ----------------------------------------------------------------------------
+
+    private void startRun(Command.StartRun cmd, Subscriber from) {
+        for (InputMessage m : cmd.messages()) {
+            if (m.role() == Role.USER) {
+                Optional<String> word = moderation.firstBlocked(m.content());
+                if (word.isPresent()) {
+                    from.reject(new GatewayError(ErrorCode.MODERATION, "the message contains prohibited content",
+                            Map.of("blocked_pattern", "profanity")));
+                    return;
+                }
+            }
+        }
+        Conversation c = access(cmd.conversationId(), from, true).orElse(null);
+        if (c == null) {
+            return;
+        }
+        Principal principal = from.principal();
+        Run run;
+        synchronized (c) {
+            if (shuttingDown) {
+                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+                return;
+            }
+            if (c.active != null) {
+                from.reject(new GatewayError(ErrorCode.BUSY, "a run is already active in conversation " + c.id,
+                        Map.of("run_id", c.active.request.runId())));
+                return;
+            }
+            String runId = cmd.runId() != null ? cmd.runId() : Ids.next("run");
+            RunRequest request = new RunRequest(c.id, runId, cmd.parentRunId(), principal, cmd.messages(),
+                    cmd.tools(), cmd.context(), cmd.state(), cmd.forwardedProps(), cmd.metadata());
+            run = new Run(c, request);
+            c.active = run;
+            activeRuns.incrementAndGet();
+            if (!c.persisted) {
+                c.persisted = true;
+                c.owner = principal.ownerKey();
+                ConversationRecord rec = new ConversationRecord(c.id, c.owner, clock.getAsLong());
+                writeLocked(c, b -> b.addConversation(rec), null);
+            }
+            subscribe(c, from, -1);
+            long now = clock.getAsLong();
+            for (InputMessage m : cmd.messages()) {
+                run.ownMessages.add(m.id());
+                StoreBatch.MessageRow row = new StoreBatch.MessageRow(c.id, runId, m, now);
+                writeLocked(c, b -> b.addMessage(row), null);
+            }
+            emitLocked(run, new Event.RunStarted(cmd.parentRunId()), () -> workers.execute(run::launch));
+        }
+    }
+
+    private void cancel(Command.CancelRun cmd, Subscriber from) {
+        Conversation c = access(cmd.conversationId(), from, false).orElse(null);
+        if (c == null) {
+            return;
+        }
+        Run run;
+        synchronized (c) {
+            run = c.active;
+            if (run == null || (cmd.runId() != null && !cmd.runId().equals(run.request.runId()))) {
+                from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "run_id", "no active run to cancel"));
+                return;
+            }
+        }
+        run.cancel(ErrorCode.CANCELLED, "the run was cancelled");
+    }
+
+    private void decide(Command.DecideApproval cmd, Subscriber from) {
+        Pending p = approvals.get(cmd.approvalId());
+        if (p == null) {
+            Optional<ApprovalRecord> stored = store.approval(cmd.approvalId());
+            if (stored.isEmpty()) {
+                from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id", "unknown approval_id " + cmd.approvalId()));
+            } else if (!memberOf(from, stored.get().conversationId())) {
+                from.reject(GatewayError.field(ErrorCode.FORBIDDEN, "approval_id",
+                        "approval " + cmd.approvalId() + " belongs to a conversation this connection has not joined"));
+            } else if (stored.get().status() != ApprovalRecord.Status.PENDING) {
+                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                        "approval " + cmd.approvalId() + " was already decided"));
+            } else {
+                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                        "the run that asked for approval " + cmd.approvalId() + " is no longer active"));
+            }
+            return;
+        }
+        Conversation c = p.run.conversation;
+        if (!memberOf(from, c.id) || !from.principal().mayUse(c.owner)) {
+            from.reject(GatewayError.field(ErrorCode.FORBIDDEN, "approval_id",
+                    "approval " + cmd.approvalId() + " belongs to a conversation this connection has not joined"));
+            return;
+        }
+        ApprovalDecision decision = new ApprovalDecision(cmd.approvalId(), cmd.approved(), cmd.feedback(),
+                cmd.payload(), from.principal());
+        if (!p.run.resolve(p, decision)) {
+            from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                    "approval " + cmd.approvalId() + " was already decided"));
+        }
+    }
+
+    private boolean memberOf(Subscriber s, String conversationId) {
+        Set<String> joined = memberships.get(s);
+        return joined != null && joined.contains(conversationId);
+    }
+
+    // ---- emission ------------------------------------------------------------------------
+
+    /** Queues a write for the conversation; the caller holds its lock. */
+    private void writeLocked(Conversation c, java.util.function.Consumer<StoreBatch> fill, Runnable after) {
+        c.inFlight++;
+        sequencer.write(fill, () -> {
+            synchronized (c) {
+                c.inFlight--;
+            }
+            if (after != null) {
+                after.run();
+            }
+        });
+    }
+
+    /**
+     * Stamps and queues an event of the run; the caller holds the conversation's lock.
+     * {@code after} runs once the event is stored and fanned out.
+     */
+    private void emitLocked(Run run, Event event, Runnable after) {
+        Conversation c = run.conversation;
+        String runId = run.request.runId();
+        Envelope env = new Envelope(c.id, runId, ++c.lastSeq, clock.getAsLong(), event);
+        StoreBatch.MessageRow row = messageOf(env);
+        ApprovalRecord approval = event instanceof Event.ApprovalRequested a
+                ? new ApprovalRecord(c.id, runId, env.seq(), a, ApprovalRecord.Status.PENDING, null, null, null)
+                : null;
+        if (row != null) {
+            run.ownMessages.add(row.message().id());
+        }
+        writeLocked(c, b -> {
+            b.addEvent(env);
+            if (row != null) {
+                b.addMessage(row);
+            }
+            if (approval != null) {
+                b.putApproval(approval);
+            }
+        }, () -> {
+            fanOut(c, env);
+            if (after != null) {
+                after.run();
+            }
+        });
+    }
+
+    /** The history message an event adds, if any. */
+    private static StoreBatch.MessageRow messageOf(Envelope env) {
+        Event e = env.event();
+        InputMessage m;
+        switch (e.kind()) {
+            case MESSAGE_COMPLETED -> {
+                Event.MessageCompleted mc = (Event.MessageCompleted) e;
+                m = InputMessage.text(mc.messageId(), Role.ASSISTANT, mc.text());
+            }
+            case TOOL_CALL_COMPLETED -> {
+                Event.ToolCallCompleted tc = (Event.ToolCallCompleted) e;
+                m = new InputMessage(Ids.next("msg"), Role.ASSISTANT, "",
+                        List.of(new ToolCallRef(tc.toolCallId(), tc.toolName(), tc.arguments().toString())), null, null);
+            }
+            case TOOL_RESULT -> {
+                Event.ToolResult tr = (Event.ToolResult) e;
+                m = new InputMessage(tr.messageId(), Role.TOOL, tr.content(), List.of(), tr.toolCallId(), tr.toolName());
+            }
+            default -> {
+                return null;
+            }
+        }
+        return new StoreBatch.MessageRow(env.conversationId(), env.runId(), m, env.timestamp());
+    }
+
+    /** Runs on the sequencer thread. */
+    private void fanOut(Conversation c, Envelope env) {
+        List<Subscriber> subs = c.subscribers;
+        for (int i = 0; i < subs.size(); i++) {
+            Subscriber s = subs.get(i);
+            if (!s.deliver(env)) {
+                subs.remove(i--);
+                Set<String> joined = memberships.get(s);
+                if (joined != null) {
+                    joined.remove(c.id);
+                }
+                s.overflowed();
+            }
+        }
+    }
+
+    // ---- shutdown ------------------------------------------------------------------------
+
+    /**
+     * Refuses new runs, lets active runs finish within {@code grace}, fails the rest, then
+     * stores everything queued. The store stays open: its owner closes it.
+     */
+    public synchronized CompletableFuture<Void> shutdown(Duration grace) {
+        if (shutdown != null) {
+            return shutdown;
+        }
+        shuttingDown = true;
+        shutdown = CompletableFuture.runAsync(() -> {
+            long deadline = System.nanoTime() + grace.toNanos();
+            while (activeRuns.get() > 0 && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            for (Conversation c : conversations.values()) {
+                Run run;
+                synchronized (c) {
+                    run = c.active;
+                }
+                if (run != null) {
+                    run.cancel(ErrorCode.UNAVAILABLE, "the gateway shut down before the run finished");
+                }
+            }
+            sequencer.stop().join();
+            timer.shutdownNow();
+            workers.shutdown();
+            runtime.close();
+        }, r -> {
+            Thread t = new Thread(r, "switchboard-hub-shutdown");
+            t.setDaemon(true);
+            t.start();
+        });
+        return shutdown;
+    }
+
+    @Override
+    public void close() {
+        shutdown(Duration.ZERO).join();
+    }
+
+    // ---- state ---------------------------------------------------------------------------
+
+    /** Live state of one conversation; fields guarded by its monitor except {@code subscribers}. */
+    private static final class Conversation {
+        final String id;
+        String owner;
+        boolean persisted;
+        long lastSeq;
+        long touched;
+        Run active;
+        int inFlight;
+        int pending;
+        /** Evicted from the map: a holder must load the conversation again. */
+        boolean retired;
+        /** Touched only on the sequencer thread. */
+        final List<Subscriber> subscribers = new ArrayList<>(2);
+
+        Conversation(String id, String owner, boolean persisted, long lastSeq, long touched) {
+            this.id = id;
+            this.owner = owner;
+            this.persisted = persisted;
+            this.lastSeq = lastSeq;
+            this.touched = touched;
+        }
+    }
+
+    /** An approval a run waits for. */
+    private static final class Pending {
+        final ApprovalRecord record;
+        final CompletableFuture<ApprovalDecision> decision = new CompletableFuture<>();
+        final Run run;
+
+        Pending(ApprovalRecord record, Run run) {
+            this.record = record;
+            this.run = run;
+        }
+    }
+
+    /** One active run and its context; the conversation's monitor guards its state. */
+    private final class Run implements RunContext {
+        final Conversation conversation;
+        final RunRequest request;
+        final Set<String> ownMessages = new HashSet<>();
+        final List<Pending> waiting = new ArrayList<>(1);
+        RunHandle handle;
+        boolean ended;
+
+        Run(Conversation conversation, RunRequest request) {
+            this.conversation = conversation;
+            this.request = request;
+        }
+
+        void launch() {
+            RunHandle h;
+            try {
+                h = runtime.start(request, this);
+            } catch (RuntimeException e) {
+                log.error("runtime {} failed to start run {}", runtime.id(), request.runId(), e);
+                fail(ErrorCode.INTERNAL, "the agent runtime failed to start the run");
+                return;
+            }
+            boolean cancelNow;
+            synchronized (conversation) {
+                handle = h;
+                cancelNow = ended;
+            }
+            if (cancelNow && h != null) {
+                h.cancel();
+            }
+        }
+
+        @Override
+        public void emit(Event event) {
+            switch (event.kind()) {
+                case RUN_STARTED, RUN_FINISHED, RUN_FAILED -> throw new IllegalArgumentException(
+                        event.kind() + " is emitted by the hub; call finish() or fail()");
+                default -> {
+                }
+            }
+            synchronized (conversation) {
+                if (!ended) {
+                    emitLocked(this, event, null);
+                }
+            }
+        }
+
+        @Override
+        public CompletionStage<ApprovalDecision> requestApproval(ApprovalRequest r) {
+            synchronized (conversation) {
+                if (ended) {
+                    return CompletableFuture.failedFuture(new CancellationException("the run has ended"));
+                }
+                Event.ApprovalRequested event = new Event.ApprovalRequested(Ids.next("appr"), r.toolCallId(),
+                        r.toolName(), r.description(), r.arguments(), r.reasoning(), r.risk());
+                ApprovalRecord rec = new ApprovalRecord(conversation.id, request.runId(), conversation.lastSeq + 1,
+                        event, ApprovalRecord.Status.PENDING, null, null, null);
+                Pending p = new Pending(rec, this);
+                waiting.add(p);
+                conversation.pending++;
+                approvals.put(event.approvalId(), p);
+                emitLocked(this, event, null);
+                return p.decision.copy();
+            }
+        }
+
+        /** Records a decision once; false if the approval was decided already. */
+        boolean resolve(Pending p, ApprovalDecision d) {
+            synchronized (conversation) {
+                if (!waiting.remove(p)) {
+                    return false;
+                }
+                approvals.remove(p.record.approvalId());
+                conversation.pending--;
+                ApprovalRecord decided = p.record.decided(d.approved(), d.feedback(), d.decidedBy().id(),
+                        clock.getAsLong());
+                writeLocked(conversation, b -> b.putApproval(decided), null);
+                emitLocked(this, new Event.ApprovalResolved(p.record.approvalId(), d.approved(), d.feedback(),
+                        d.decidedBy().id()), () -> workers.execute(() -> p.decision.complete(d)));
+            }
+            return true;
+        }
+
+        @Override
+        public void finish() {
+            end(new Event.RunFinished());
+        }
+
+        @Override
+        public void fail(ErrorCode code, String message) {
+            end(new Event.RunFailed(code, message));
+        }
+
+        void cancel(ErrorCode code, String message) {
+            RunHandle h;
+            synchronized (conversation) {
+                if (ended) {
+                    return;
+                }
+                h = handle;
+                end(new Event.RunFailed(code, message));
+            }
+            if (h != null) {
+                try {
+                    h.cancel();
+                } catch (RuntimeException e) {
+                    log.warn("runtime {} failed to cancel run {}", runtime.id(), request.runId(), e);
+                }
+            }
+        }
+
+        private void end(Event terminal) {
+            List<Pending> abandoned;
+            synchronized (conversation) {
+                if (ended) {
+                    return;
+                }
+                emitLocked(this, terminal, null);
+                ended = true;
+                conversation.active = null;
+                activeRuns.decrementAndGet();
+                abandoned = new ArrayList<>(waiting);
+                waiting.clear();
+                for (Pending p : abandoned) {
+                    approvals.remove(p.record.approvalId());
+                    conversation.pending--;
+                }
+            }
+            for (Pending p : abandoned) {
+                p.decision.completeExceptionally(new CancellationException("the run ended before a decision"));
+            }
+        }
+
+        @Override
+        public boolean isDone() {
+            synchronized (conversation) {
+                return ended;
+            }
+        }
+
+        @Override
+        public List<InputMessage> history() {
+            Set<String> own;
+            synchronized (conversation) {
+                own = Set.copyOf(ownMessages);
+            }
+            List<InputMessage> all = store.messages(conversation.id);
+            List<InputMessage> out = new ArrayList<>(all.size());
+            for (InputMessage m : all) {
+                if (!own.contains(m.id())) {
+                    out.add(m);
+                }
+            }
+            return out;
+        }
+    }
+
+    /** Builds a hub; {@link #store} and {@link #runtime} are required. */
+    public static final class Builder {
+        private ConversationStore store;
+        private AgentRuntime runtime;
+        private Moderation moderation = Moderation.disabled();
+        private LongSupplier clock = System::currentTimeMillis;
+        private int workerThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+
+        private Builder() {
+        }
+
+        public Builder store(ConversationStore store) {
+            this.store = store;
+            return this;
+        }
+
+        public Builder runtime(AgentRuntime runtime) {
+            this.runtime = runtime;
+            return this;
+        }
+
+        /** Moderation of user messages; default: none. */
+        public Builder moderation(Moderation moderation) {
+            this.moderation = Objects.requireNonNull(moderation);
+            return this;
+        }
+
+        /** Epoch-millisecond clock for timestamps; default: the system clock. */
+        public Builder clock(LongSupplier clock) {
+            this.clock = Objects.requireNonNull(clock);
+            return this;
+        }
+
+        /** Threads that run commands and runtime callbacks; default: max(4, 2 × cores). */
+        public Builder workerThreads(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("workerThreads must be at least 1, got " + n);
+            }
+            this.workerThreads = n;
+            return this;
+        }
+
+        public ConversationHub build() {
+            return new ConversationHub(this);
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package dev.switchboard.core;
+
+/**
+ * A live connection of some dialect, as the hub sees it: it receives the events of the
+ * conversations it belongs to and the errors answered to its own commands.
+ *
+ * <p>{@link #deliver} is called from the hub's fan-out thread and must not block: a
+ * subscriber queues the event for its own thread and answers {@code false} when its bounded
+ * queue is full, after which the hub drops it and calls {@link #overflowed()}.
+ */
+public interface Subscriber {
+
+    /** Who is connected. */
+    Principal principal();
+
+    /** Whether a person on this connection can answer approval requests. */
+    boolean answersApprovals();
+
+    /** Queues an event; false when the queue is full. */
+    boolean deliver(Envelope envelope);
+
+    /** The subscriber fell too far behind and was dropped; it should close (the client may resume). */
+    void overflowed();
+
+    /** Answers an error to this connection alone. Thread-safe, non-blocking. */
+    void reject(GatewayError error);
+}

@@ -1,0 +1,134 @@
+package dev.switchboard.core.internal;
+
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Consumer;
+
+/**
+ * The hub's single writer and fan-out thread. Writes queued here are committed to the store
+ * in batches, and each write's follow-up (usually: fan the event out) runs only after its
+ * batch committed, in queue order. So an event is stored before any subscriber sees it, and
+ * subscribers see a conversation's events in {@code seq} order.
+ *
+ * <p>Actions run on the same thread between batches, after everything queued before them
+ * is committed: subscribing a connection and replaying stored events there cannot race with
+ * fan-out.
+ */
+public final class Sequencer {
+    private static final Logger log = LoggerFactory.getLogger(Sequencer.class);
+    private static final int MAX_BATCH = 512;
+
+    private sealed interface Op permits Write, Action, Stop {
+    }
+
+    private record Write(Consumer<StoreBatch> fill, Runnable afterCommit) implements Op {
+    }
+
+    private record Action(Runnable action) implements Op {
+    }
+
+    private record Stop(CompletableFuture<Void> done) implements Op {
+    }
+
+    private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
+    private final ConversationStore store;
+    private final Thread thread;
+    private final StoreBatch batch = new StoreBatch();
+    private final List<Runnable> afterCommit = new ArrayList<>();
+
+    public Sequencer(ConversationStore store) {
+        this.store = store;
+        this.thread = new Thread(this::loop, "switchboard-sequencer");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Queues a write; {@code afterCommit} (may be null) runs once it is stored. */
+    public void write(Consumer<StoreBatch> fill, Runnable afterCommit) {
+        queue.add(new Write(fill, afterCommit));
+    }
+
+    /** Queues an action to run after everything queued before it is committed. */
+    public void run(Runnable action) {
+        queue.add(new Action(action));
+    }
+
+    /** True on the sequencer thread. */
+    public boolean isSequencerThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Commits everything queued so far and stops the thread. */
+    public CompletableFuture<Void> stop() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        queue.add(new Stop(done));
+        return done;
+    }
+
+    private void loop() {
+        List<Op> ops = new ArrayList<>(MAX_BATCH);
+        while (true) {
+            try {
+                ops.add(queue.take());
+            } catch (InterruptedException e) {
+                log.warn("sequencer interrupted; committing what is queued and stopping");
+                queue.drainTo(ops);
+                ops.removeIf(op -> !(op instanceof Write));
+            }
+            queue.drainTo(ops, MAX_BATCH - 1);
+            for (Op op : ops) {
+                if (op instanceof Write w) {
+                    w.fill.accept(batch);
+                    if (w.afterCommit != null) {
+                        afterCommit.add(w.afterCommit);
+                    }
+                } else if (op instanceof Action a) {
+                    flush();
+                    runSafely(a.action);
+                } else if (op instanceof Stop s) {
+                    flush();
+                    s.done.complete(null);
+                    return;
+                }
+            }
+            flush();
+            ops.clear();
+            if (Thread.interrupted()) {
+                return;
+            }
+        }
+    }
+
+    private void flush() {
+        if (!batch.isEmpty()) {
+            try {
+                store.write(batch);
+            } catch (RuntimeException e) {
+                // Fan-out still happens: live clients keep their run, the log says what history lost.
+                log.error("store write of {} events failed; they are delivered but not stored",
+                        batch.events().size(), e);
+            }
+            batch.clear();
+        }
+        for (Runnable r : afterCommit) {
+            runSafely(r);
+        }
+        afterCommit.clear();
+    }
+
+    private static void runSafely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.error("sequencer task failed", e);
+        }
+    }
+}

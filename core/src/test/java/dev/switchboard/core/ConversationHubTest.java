@@ -1,0 +1,275 @@
+package dev.switchboard.core;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ApprovalRequest;
+import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.spi.RunHandle;
+import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.testing.RecordingSubscriber;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ConversationHubTest {
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    /** A runtime the test drives by hand: each started run's context lands in {@link #runs}. */
+    static final class ManualRuntime implements AgentRuntime {
+        record Started(RunRequest request, RunContext ctx, AtomicBoolean cancelled) {
+        }
+
+        final BlockingQueue<Started> runs = new LinkedBlockingQueue<>();
+
+        @Override
+        public String id() {
+            return "manual";
+        }
+
+        @Override
+        public RunHandle start(RunRequest request, RunContext ctx) {
+            AtomicBoolean cancelled = new AtomicBoolean();
+            runs.add(new Started(request, ctx, cancelled));
+            return () -> cancelled.set(true);
+        }
+
+        Started next() throws InterruptedException {
+            Started s = runs.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(s).as("a run started").isNotNull();
+            return s;
+        }
+    }
+
+    /** A store that records, at each delivery, whether the event was already stored. */
+    private final InMemoryConversationStore store = new InMemoryConversationStore();
+    private final ManualRuntime runtime = new ManualRuntime();
+    private ConversationHub hub;
+
+    @BeforeEach
+    void setUp() {
+        hub = ConversationHub.builder().store(store).runtime(runtime)
+                .moderation(Moderation.of(List.of("darn"))).build();
+    }
+
+    @AfterEach
+    void tearDown() {
+        hub.close();
+    }
+
+    private static Command.StartRun ask(String conversation, String text) {
+        return Command.StartRun.of(conversation, InputMessage.text(Ids.next("msg"), Role.USER, text));
+    }
+
+    @Test
+    void eventsGetConsecutiveSeqAndAreStoredBeforeDelivery() throws Exception {
+        RecordingSubscriber storedCheck = new RecordingSubscriber() {
+            @Override
+            public boolean deliver(Envelope e) {
+                assertThat(store.events(e.conversationId(), e.seq() - 1, 1)).as("stored before seq " + e.seq())
+                        .extracting(Envelope::seq).containsExactly(e.seq());
+                return super.deliver(e);
+            }
+        };
+        hub.submit(ask("c1", "hello"), storedCheck);
+        ManualRuntime.Started run = runtime.next();
+        run.ctx().emit(new Event.MessageStarted("m1", Role.ASSISTANT));
+        run.ctx().emit(new Event.TextDelta("m1", "Hi"));
+        run.ctx().emit(new Event.MessageCompleted("m1", "Hi", List.of()));
+        run.ctx().finish();
+
+        List<Envelope> got = storedCheck.until(Event::terminal, WAIT);
+        assertThat(got).extracting(e -> e.event().kind()).containsExactly(Event.Kind.RUN_STARTED,
+                Event.Kind.MESSAGE_STARTED, Event.Kind.TEXT_DELTA, Event.Kind.MESSAGE_COMPLETED, Event.Kind.RUN_FINISHED);
+        assertThat(got).extracting(Envelope::seq).containsExactly(1L, 2L, 3L, 4L, 5L);
+        assertThat(got).extracting(Envelope::runId).containsOnly(run.request().runId());
+        assertThat(store.messages("c1")).extracting(InputMessage::role).containsExactly(Role.USER, Role.ASSISTANT);
+    }
+
+    @Test
+    void secondStartWhileARunIsActiveGetsBusyAndStartsNothing() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "one"), a);
+        ManualRuntime.Started first = runtime.next();
+        hub.submit(ask("c1", "two"), a);
+        assertThat(a.nextError(WAIT).code()).isEqualTo(ErrorCode.BUSY);
+        assertThat(runtime.runs).isEmpty();
+        first.ctx().finish();
+        a.until(Event::terminal, WAIT);
+        hub.submit(ask("c1", "three"), a);
+        runtime.next().ctx().finish();
+    }
+
+    @Test
+    void blockedWordGetsModerationErrorAndNothingIsStored() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "well DARN it"), a);
+        assertThat(a.nextError(WAIT).code()).isEqualTo(ErrorCode.MODERATION);
+        assertThat(runtime.runs).isEmpty();
+        assertThat(store.conversation("c1")).isEmpty();
+        assertThat(store.messages("c1")).isEmpty();
+    }
+
+    @Test
+    void approvalIsDecidedOnceAndTheRunContinues() throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        hub.submit(ask("c1", "report"), person);
+        ManualRuntime.Started run = runtime.next();
+        ObjectNode args = Json.object().put("inspection_id", "INS-1");
+        CompletionStage<ApprovalDecision> decision = run.ctx().requestApproval(
+                new ApprovalRequest("call_1", "generate_inspection_report", "makes a report", args, "asked", RiskLevel.HIGH));
+        Envelope requested = person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT).get(1);
+        String approvalId = ((Event.ApprovalRequested) requested.event()).approvalId();
+        assertThat(store.pendingApprovals("c1")).extracting(ApprovalRecord::approvalId).containsExactly(approvalId);
+
+        hub.submit(new Command.DecideApproval(approvalId, true, "fine", null), person);
+        ApprovalDecision d = decision.toCompletableFuture().get(5, TimeUnit.SECONDS);
+        assertThat(d.approved()).isTrue();
+        assertThat(d.feedback()).isEqualTo("fine");
+        Envelope resolved = person.next(WAIT);
+        assertThat(resolved.event()).isEqualTo(new Event.ApprovalResolved(approvalId, true, "fine", "anonymous"));
+
+        hub.submit(new Command.DecideApproval(approvalId, false, null, null), person);
+        assertThat(person.nextError(WAIT).code()).isEqualTo(ErrorCode.CONFLICT);
+        assertThat(store.approval(approvalId)).get().extracting(ApprovalRecord::status)
+                .isEqualTo(ApprovalRecord.Status.APPROVED);
+        run.ctx().finish();
+        person.until(Event::terminal, WAIT);
+    }
+
+    @Test
+    void unknownApprovalIsNotFoundAndForeignApprovalIsForbidden() throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        RecordingSubscriber stranger = new RecordingSubscriber();
+        hub.submit(new Command.DecideApproval("appr_nope", true, null, null), person);
+        assertThat(person.nextError(WAIT).code()).isEqualTo(ErrorCode.NOT_FOUND);
+
+        hub.submit(ask("c1", "report"), person);
+        ManualRuntime.Started run = runtime.next();
+        CompletionStage<ApprovalDecision> decision = run.ctx().requestApproval(
+                new ApprovalRequest("call_1", "t", "d", null, "r", RiskLevel.LOW));
+        String approvalId = ((Event.ApprovalRequested) person.until(
+                e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT).get(1).event()).approvalId();
+        hub.submit(new Command.DecideApproval(approvalId, true, null, null), stranger);
+        assertThat(stranger.nextError(WAIT).code()).isEqualTo(ErrorCode.FORBIDDEN);
+        assertThat(decision.toCompletableFuture()).isNotDone();
+        run.ctx().finish();
+    }
+
+    @Test
+    void anotherPrincipalCannotUseAConversation() throws Exception {
+        RecordingSubscriber alice = new RecordingSubscriber(Principal.of("alice"), true, 100);
+        RecordingSubscriber bob = new RecordingSubscriber(Principal.of("bob"), true, 100);
+        hub.submit(ask("c1", "hi"), alice);
+        runtime.next().ctx().finish();
+        alice.until(Event::terminal, WAIT);
+        hub.submit(ask("c1", "hi"), bob);
+        assertThat(bob.nextError(WAIT).code()).isEqualTo(ErrorCode.FORBIDDEN);
+        hub.submit(new Command.Subscribe("c1", 0), bob);
+        assertThat(bob.nextError(WAIT).code()).isEqualTo(ErrorCode.FORBIDDEN);
+        assertThat(bob.pending()).isEmpty();
+    }
+
+    @Test
+    void subscribeReplaysStoredEventsAfterTheCursorThenLiveOnes() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "hi"), a);
+        ManualRuntime.Started run = runtime.next();
+        run.ctx().emit(new Event.StepStarted("thinking"));
+        a.until(e -> e.kind() == Event.Kind.STEP_STARTED, WAIT);
+
+        RecordingSubscriber late = new RecordingSubscriber();
+        hub.submit(new Command.Subscribe("c1", 1), late);
+        assertThat(late.next(WAIT).seq()).isEqualTo(2);
+        run.ctx().finish();
+        assertThat(late.next(WAIT).event()).isEqualTo(new Event.RunFinished());
+    }
+
+    @Test
+    void aSubscriberThatFallsBehindIsDroppedAndOthersGoOn() throws Exception {
+        RecordingSubscriber slow = new RecordingSubscriber(Principal.ANONYMOUS, true, 2);
+        RecordingSubscriber fast = new RecordingSubscriber();
+        hub.submit(ask("c1", "hi"), slow);
+        ManualRuntime.Started run = runtime.next();
+        hub.submit(new Command.Subscribe("c1", 1), fast);
+        for (int i = 0; i < 5; i++) {
+            run.ctx().emit(new Event.StepStarted("s" + i));
+        }
+        run.ctx().finish();
+        assertThat(fast.until(Event::terminal, WAIT)).hasSize(6);
+        assertThat(slow.isOverflowed()).isTrue();
+        assertThat(slow.pending()).hasSize(2);
+    }
+
+    @Test
+    void aRunGoesOnAfterItsClientDisconnects() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "hi"), a);
+        ManualRuntime.Started run = runtime.next();
+        a.next(WAIT);
+        hub.disconnected(a);
+        run.ctx().emit(new Event.MessageStarted("m", Role.ASSISTANT));
+        run.ctx().emit(new Event.TextDelta("m", "done"));
+        run.ctx().emit(new Event.MessageCompleted("m", "done", List.of()));
+        run.ctx().finish();
+        RecordingSubscriber back = new RecordingSubscriber();
+        hub.submit(new Command.Subscribe("c1", 0), back);
+        assertThat(back.until(Event::terminal, WAIT)).hasSize(5);
+        assertThat(store.messages("c1")).extracting(InputMessage::content).containsExactly("hi", "done");
+    }
+
+    @Test
+    void historyHoldsEarlierMessagesButNotTheRunsOwn() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "first"), a);
+        ManualRuntime.Started one = runtime.next();
+        one.ctx().emit(new Event.MessageCompleted("m1", "answer one", List.of()));
+        one.ctx().finish();
+        a.until(Event::terminal, WAIT);
+        hub.submit(ask("c1", "second"), a);
+        ManualRuntime.Started two = runtime.next();
+        assertThat(two.ctx().history()).extracting(InputMessage::content).containsExactly("first", "answer one");
+        two.ctx().finish();
+    }
+
+    @Test
+    void cancelEndsTheRunWithCancelledAndTellsTheRuntime() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "slow"), a);
+        ManualRuntime.Started run = runtime.next();
+        a.next(WAIT);
+        hub.submit(new Command.CancelRun("c1", null), a);
+        Envelope end = a.next(WAIT);
+        assertThat(end.event()).isEqualTo(new Event.RunFailed(ErrorCode.CANCELLED, "the run was cancelled"));
+        assertThat(run.cancelled()).isTrue();
+        assertThat(run.ctx().isDone()).isTrue();
+        run.ctx().emit(new Event.StepStarted("late"));
+        Thread.sleep(50);
+        assertThat(a.pending()).isEmpty();
+    }
+
+    @Test
+    void shutdownFailsRunsStillActiveAfterTheGrace() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("c1", "hi"), a);
+        runtime.next();
+        a.next(WAIT);
+        hub.shutdown(Duration.ofMillis(100)).get(5, TimeUnit.SECONDS);
+        assertThat(a.next(WAIT).event()).isInstanceOf(Event.RunFailed.class)
+                .extracting(e -> ((Event.RunFailed) e).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+        assertThat(store.events("c1", 0, 10)).hasSize(2);
+        hub.submit(ask("c2", "hi"), a);
+        assertThat(a.nextError(WAIT).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+    }
+}

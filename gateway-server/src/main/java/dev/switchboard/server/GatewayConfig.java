@@ -1,0 +1,310 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Json;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The gateway's configuration. Each option is a command-line flag {@code --name}, an
+ * environment variable {@code SWITCHBOARD_NAME} and a key of the JSON config file
+ * ({@code --config FILE}); precedence is defaults &lt; file &lt; environment &lt; flags.
+ * A bad value stops start-up with a {@link ConfigException} naming the option and what it accepts.
+ */
+public final class GatewayConfig {
+
+    /** Every option, with its default and its limits. */
+    public enum Option {
+        HOST("host", "127.0.0.1", "address to listen on", Kind.TEXT, 0, 0),
+        PORT("port", "8000", "TCP port; 0 picks a free one", Kind.INT, 0, 65_535),
+        DATA_DIR("data-dir", "./data", "directory of the SQLite history file", Kind.TEXT, 0, 0),
+        RUNTIME("runtime", "demo", "agent runtime: demo, or the id of an installed runtime module", Kind.TEXT, 0, 0),
+        DEMO_DELAY_MS("demo-delay-ms", "30", "demo runtime's pause between streamed chunks in ms; 0 = none",
+                Kind.INT, 0, 60_000),
+        MAX_FRAME_BYTES("max-frame-bytes", "65536", "largest inbound WebSocket message in bytes",
+                Kind.INT, 1_024, 16 * 1024 * 1024),
+        MAX_BODY_BYTES("max-body-bytes", "1048576", "largest inbound HTTP request body in bytes",
+                Kind.INT, 1_024, 64 * 1024 * 1024),
+        MAX_OUTBOUND_EVENTS("max-outbound-events", "4096",
+                "events queued for one slow connection before it is dropped", Kind.INT, 16, 1_000_000),
+        MODERATION("moderation", "true", "block messages containing blocked words", Kind.BOOL, 0, 0),
+        BLOCKED_WORDS_FILE("blocked-words-file", "",
+                "file of blocked words, one a line, replacing the built-in list", Kind.TEXT, 0, 0),
+        SHUTDOWN_GRACE_SECONDS("shutdown-grace-seconds", "10",
+                "how long active runs may finish on shutdown", Kind.INT, 0, 3_600),
+        CONFIG("config", "", "JSON file of options (keys are the option names)", Kind.TEXT, 0, 0);
+
+        private final String key;
+        private final String defaultValue;
+        private final String help;
+        private final Kind kind;
+        private final int min;
+        private final int max;
+
+        Option(String key, String defaultValue, String help, Kind kind, int min, int max) {
+            this.key = key;
+            this.defaultValue = defaultValue;
+            this.help = help;
+            this.kind = kind;
+            this.min = min;
+            this.max = max;
+        }
+
+        public String key() {
+            return key;
+        }
+
+        public String envName() {
+            return "SWITCHBOARD_" + key.toUpperCase(Locale.ROOT).replace('-', '_');
+        }
+
+        /** What the option accepts, for messages and {@code --help}. */
+        public String accepts() {
+            return switch (kind) {
+                case INT -> "an integer from " + min + " to " + max;
+                case BOOL -> "true or false";
+                case TEXT -> "text";
+            };
+        }
+
+        static Optional<Option> byKey(String key) {
+            for (Option o : values()) {
+                if (o.key.equals(key)) {
+                    return Optional.of(o);
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
+    private enum Kind { TEXT, INT, BOOL }
+
+    /** A configuration mistake, reported before anything starts. */
+    public static final class ConfigException extends RuntimeException {
+        public ConfigException(String message) {
+            super(message);
+        }
+    }
+
+    private final Map<Option, String> values;
+
+    private GatewayConfig(Map<Option, String> values) {
+        this.values = values;
+        for (Option o : Option.values()) {
+            check(o, values.get(o), "");
+        }
+    }
+
+    /** The defaults. */
+    public static GatewayConfig defaults() {
+        return builder().build();
+    }
+
+    /** A builder starting from the defaults, for tests and embedding. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Parses the command line over the environment over the config file over the defaults.
+     * {@code env} is usually {@code System.getenv()}.
+     */
+    public static GatewayConfig parse(String[] args, Map<String, String> env) {
+        Map<Option, String> flags = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--") || arg.length() == 2) {
+                throw new ConfigException("unexpected argument '" + arg + "'; options look like --name value (see --help)");
+            }
+            String name = arg.substring(2);
+            String value = null;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            }
+            String key = name;
+            Option o = Option.byKey(key).orElseThrow(() ->
+                    new ConfigException("unknown option --" + key + " (see --help for the options)"));
+            if (value == null) {
+                if (i + 1 >= args.length) {
+                    throw new ConfigException("option --" + key + " needs a value: " + o.accepts());
+                }
+                value = args[++i];
+            }
+            check(o, value, "option --" + key);
+            flags.put(o, value);
+        }
+        Map<Option, String> envValues = new LinkedHashMap<>();
+        for (Option o : Option.values()) {
+            String v = env.get(o.envName());
+            if (v != null) {
+                check(o, v, "environment variable " + o.envName());
+                envValues.put(o, v);
+            }
+        }
+        String configFile = flags.getOrDefault(Option.CONFIG, envValues.getOrDefault(Option.CONFIG, ""));
+        Builder b = builder();
+        if (!configFile.isEmpty()) {
+            b.values.putAll(readFile(Path.of(configFile)));
+        }
+        b.values.putAll(envValues);
+        b.values.putAll(flags);
+        return b.build();
+    }
+
+    private static Map<Option, String> readFile(Path file) {
+        JsonNode root;
+        try {
+            root = Json.MAPPER.readTree(Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw new ConfigException("config file " + file + " must hold a JSON object of options");
+        }
+        Map<Option, String> out = new LinkedHashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            Option o = Option.byKey(e.getKey()).orElseThrow(() -> new ConfigException(
+                    "unknown option '" + e.getKey() + "' in config file " + file));
+            if (o == Option.CONFIG) {
+                throw new ConfigException("config file " + file + " cannot name another config file");
+            }
+            JsonNode v = e.getValue();
+            if (!v.isValueNode() || v.isNull()) {
+                throw new ConfigException("option '" + o.key + "' in config file " + file + " must be " + o.accepts());
+            }
+            String text = v.asText();
+            check(o, text, "option '" + o.key + "' in config file " + file);
+            out.put(o, text);
+        }
+        return out;
+    }
+
+    private static void check(Option o, String value, String where) {
+        String place = where.isEmpty() ? "option --" + o.key : where;
+        switch (o.kind) {
+            case INT -> {
+                int n;
+                try {
+                    n = Integer.parseInt(value.strip());
+                } catch (NumberFormatException e) {
+                    throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
+                }
+                if (n < o.min || n > o.max) {
+                    throw new ConfigException(place + " is " + n + " but must be " + o.accepts());
+                }
+            }
+            case BOOL -> {
+                if (!value.equals("true") && !value.equals("false")) {
+                    throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
+                }
+            }
+            case TEXT -> {
+                if (value.isBlank() && !o.defaultValue.isEmpty()) {
+                    throw new ConfigException(place + " must not be empty");
+                }
+            }
+        }
+    }
+
+    /** The raw text of an option. */
+    public String get(Option o) {
+        return values.get(o);
+    }
+
+    /** The raw text of an option by key, for runtime modules. */
+    public Optional<String> get(String key) {
+        return Option.byKey(key).map(values::get).filter(v -> !v.isEmpty());
+    }
+
+    public String host() {
+        return get(Option.HOST);
+    }
+
+    public int port() {
+        return intValue(Option.PORT);
+    }
+
+    public Path dataDir() {
+        return Path.of(get(Option.DATA_DIR));
+    }
+
+    public String runtime() {
+        return get(Option.RUNTIME);
+    }
+
+    public int demoDelayMs() {
+        return intValue(Option.DEMO_DELAY_MS);
+    }
+
+    public int maxFrameBytes() {
+        return intValue(Option.MAX_FRAME_BYTES);
+    }
+
+    public int maxBodyBytes() {
+        return intValue(Option.MAX_BODY_BYTES);
+    }
+
+    public int maxOutboundEvents() {
+        return intValue(Option.MAX_OUTBOUND_EVENTS);
+    }
+
+    public boolean moderation() {
+        return Boolean.parseBoolean(get(Option.MODERATION));
+    }
+
+    public Optional<Path> blockedWordsFile() {
+        String v = get(Option.BLOCKED_WORDS_FILE);
+        return v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v));
+    }
+
+    public int shutdownGraceSeconds() {
+        return intValue(Option.SHUTDOWN_GRACE_SECONDS);
+    }
+
+    private int intValue(Option o) {
+        return Integer.parseInt(get(o).strip());
+    }
+
+    /** The {@code --help} text. */
+    public static String help() {
+        StringBuilder sb = new StringBuilder("Usage: java -jar switchboard.jar [--option value]...\n\nOptions"
+                + " (each also SWITCHBOARD_<NAME> in the environment, or a key of the --config JSON file):\n");
+        for (Option o : Option.values()) {
+            sb.append(String.format("  --%-24s %s (%s; default: %s)%n", o.key, o.help, o.accepts(),
+                    o.defaultValue.isEmpty() ? "none" : o.defaultValue));
+        }
+        return sb.toString();
+    }
+
+    /** Sets options one by one over the defaults. */
+    public static final class Builder {
+        private final Map<Option, String> values = new LinkedHashMap<>();
+
+        private Builder() {
+            for (Option o : Option.values()) {
+                values.put(o, o.defaultValue);
+            }
+        }
+
+        public Builder set(Option o, Object value) {
+            String v = String.valueOf(value);
+            check(o, v, "");
+            values.put(o, v);
+            return this;
+        }
+
+        public GatewayConfig build() {
+            return new GatewayConfig(new LinkedHashMap<>(values));
+        }
+    }
+}

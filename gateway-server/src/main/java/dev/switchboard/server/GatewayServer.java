@@ -1,0 +1,230 @@
+package dev.switchboard.server;
+
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Moderation;
+import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.server.demo.DemoRuntime;
+import dev.switchboard.server.internal.AdapterRegistry;
+import dev.switchboard.server.internal.HttpRouter;
+import dev.switchboard.server.internal.WebSocketConnection;
+import dev.switchboard.server.store.SqliteConversationStore;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gateway: one Netty port serving every dialect, the conversation hub, the store and the
+ * agent runtime. Build it with {@link #builder(GatewayConfig)}, {@link #start()} it (port 0
+ * picks a free port, see {@link #port()}), and {@link #stop()} it gracefully.
+ */
+public final class GatewayServer {
+    private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+
+    private final GatewayConfig config;
+    private final ConversationStore store;
+    private final ConversationHub hub;
+    private final AdapterRegistry adapters;
+    private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
+    private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+    private volatile Channel serverChannel;
+    private volatile boolean ready;
+    private volatile CompletableFuture<Void> stopped;
+
+    private GatewayServer(Builder b) {
+        this.config = b.config;
+        this.store = b.store != null ? b.store : SqliteConversationStore.open(config.dataDir());
+        AgentRuntime runtime = b.runtime != null ? b.runtime : runtimeFor(config);
+        this.hub = ConversationHub.builder()
+                .store(store)
+                .runtime(runtime)
+                .moderation(moderationFor(config))
+                .build();
+        this.adapters = AdapterRegistry.load(AdapterContext.defaults());
+    }
+
+    public static Builder builder(GatewayConfig config) {
+        return new Builder(config);
+    }
+
+    /** Binds the port; completes when the gateway is serving. */
+    public CompletableFuture<GatewayServer> start() {
+        CompletableFuture<GatewayServer> started = new CompletableFuture<>();
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("http", new HttpServerCodec());
+                        ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
+                        ch.pipeline().addLast("router", new HttpRouter(hub, adapters, config.maxFrameBytes(),
+                                config.maxOutboundEvents(), () -> ready, conn -> {
+                                    connections.add(conn);
+                                    ch.closeFuture().addListener(f -> connections.remove(conn));
+                                }));
+                    }
+                });
+        bootstrap.bind(config.host(), config.port()).addListener(f -> {
+            if (f.isSuccess()) {
+                serverChannel = ((io.netty.channel.ChannelFuture) f).channel();
+                ready = true;
+                log.info("Switchboard listening on {}:{} (runtime {}, data dir {})", config.host(), port(),
+                        config.runtime(), config.dataDir());
+                started.complete(this);
+            } else {
+                started.completeExceptionally(new IOException(
+                        "cannot listen on " + config.host() + ":" + config.port() + ": " + f.cause().getMessage(),
+                        f.cause()));
+                shutdownNow();
+            }
+        });
+        return started;
+    }
+
+    /** The bound port. */
+    public int port() {
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** The conversation hub, for embedding. */
+    public ConversationHub hub() {
+        return hub;
+    }
+
+    /** Stops with the configured grace period. */
+    public CompletableFuture<Void> stop() {
+        return stop(Duration.ofSeconds(config.shutdownGraceSeconds()));
+    }
+
+    /**
+     * Stops accepting connections, lets active runs finish within {@code grace} (their
+     * clients still receive them), closes WebSockets with 1001, and flushes the store.
+     */
+    public synchronized CompletableFuture<Void> stop(Duration grace) {
+        if (stopped != null) {
+            return stopped;
+        }
+        ready = false;
+        log.info("Switchboard stopping: {} active runs, {} connections, grace {}s", hub.activeRuns(),
+                connections.size(), grace.toSeconds());
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        stopped = hub.shutdown(grace).handle((v, e) -> {
+            if (e != null) {
+                log.error("hub shutdown failed", e);
+            }
+            List<CompletableFuture<Void>> closing = new ArrayList<>();
+            for (WebSocketConnection c : connections) {
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                closing.add(done);
+                c.closeFuture().addListener(f -> done.complete(null));
+                c.executeClose(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "the gateway is shutting down");
+            }
+            try {
+                CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(2, TimeUnit.SECONDS);
+            } catch (Exception timeout) {
+                log.debug("some connections did not close in time");
+            }
+            shutdownNow();
+            store.close();
+            log.info("Switchboard stopped");
+            return null;
+        });
+        return stopped;
+    }
+
+    private void shutdownNow() {
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    private static AgentRuntime runtimeFor(GatewayConfig config) {
+        if (config.runtime().equals("demo")) {
+            return new DemoRuntime(config.demoDelayMs());
+        }
+        List<String> known = new ArrayList<>(List.of("demo"));
+        for (AgentRuntimeProvider p : ServiceLoader.load(AgentRuntimeProvider.class)) {
+            if (p.id().equals(config.runtime())) {
+                return p.create(config::get);
+            }
+            known.add(p.id());
+        }
+        throw new GatewayConfig.ConfigException("option --runtime is '" + config.runtime()
+                + "' but must be one of " + known);
+    }
+
+    private static Moderation moderationFor(GatewayConfig config) {
+        if (!config.moderation()) {
+            return Moderation.disabled();
+        }
+        if (config.blockedWordsFile().isEmpty()) {
+            return Moderation.defaults();
+        }
+        var file = config.blockedWordsFile().get();
+        try (InputStream in = Files.newInputStream(file)) {
+            return Moderation.of(Moderation.parse(in));
+        } catch (IOException e) {
+            throw new GatewayConfig.ConfigException("option --blocked-words-file names " + file
+                    + ", which cannot be read: " + e.getMessage());
+        }
+    }
+
+    /** Builds a server; the store and runtime default to what the configuration names. */
+    public static final class Builder {
+        private final GatewayConfig config;
+        private ConversationStore store;
+        private AgentRuntime runtime;
+
+        private Builder(GatewayConfig config) {
+            this.config = Objects.requireNonNull(config);
+        }
+
+        /** Uses this store instead of the SQLite file in the data dir. */
+        public Builder store(ConversationStore store) {
+            this.store = store;
+            return this;
+        }
+
+        /** Uses this runtime instead of the one {@code --runtime} names. */
+        public Builder runtime(AgentRuntime runtime) {
+            this.runtime = runtime;
+            return this;
+        }
+
+        public GatewayServer build() {
+            return new GatewayServer(this);
+        }
+    }
+}

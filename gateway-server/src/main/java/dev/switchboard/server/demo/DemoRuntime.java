@@ -1,0 +1,299 @@
+package dev.switchboard.server.demo;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.core.Citation;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.RiskLevel;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRequest;
+import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.spi.RunHandle;
+import dev.switchboard.core.spi.RunRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The embedded demo agent: deterministic, offline, and able to show every flow of every
+ * dialect. What it does depends on the newest user message (case-insensitive):
+ * {@code history} (equal), {@code crash}, {@code broken tool}, {@code report},
+ * {@code search}, {@code slow} (contained, checked in that order), else a plain answer.
+ */
+public final class DemoRuntime implements AgentRuntime {
+    private static final Logger log = LoggerFactory.getLogger(DemoRuntime.class);
+
+    static final Citation REGULATION = new Citation("cite_1", "regulation",
+            "Regulation (EC) No 852/2004 on the hygiene of foodstuffs",
+            "https://eur-lex.europa.eu/eli/reg/2004/852/oj", 12);
+    static final Citation GUIDANCE = new Citation("cite_2", "guidance",
+            "Safer food, better business for caterers",
+            "https://www.food.gov.uk/business-guidance/safer-food-better-business", null);
+
+    private final long chunkDelayMs;
+    private final ScheduledExecutorService scheduler;
+
+    /** A demo agent that pauses {@code chunkDelayMs} between streamed chunks (0 = none). */
+    public DemoRuntime(long chunkDelayMs) {
+        if (chunkDelayMs < 0) {
+            throw new IllegalArgumentException("chunkDelayMs must be >= 0, got " + chunkDelayMs);
+        }
+        this.chunkDelayMs = chunkDelayMs;
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "switchboard-demo");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Override
+    public String id() {
+        return "demo";
+    }
+
+    @Override
+    public RunHandle start(RunRequest request, RunContext ctx) {
+        String text = newestUserText(request.messages());
+        DemoRun run = new DemoRun(ctx);
+        scheduler.execute(() -> {
+            try {
+                script(run, text);
+                run.advance();
+            } catch (RuntimeException e) {
+                log.error("demo run {} failed", request.runId(), e);
+                ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
+            }
+        });
+        return run;
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+    }
+
+    private static String newestUserText(List<InputMessage> messages) {
+        for (int i = messages.size() - 1; i >= 0; i--) {
+            if (messages.get(i).role() == Role.USER) {
+                return messages.get(i).content();
+            }
+        }
+        return "";
+    }
+
+    /** Fills the run's steps for this message; runs on the scheduler. */
+    private void script(DemoRun run, String message) {
+        String m = message.toLowerCase(Locale.ROOT).strip();
+        if (m.equals("history")) {
+            long earlier = run.ctx.history().stream().filter(x -> x.role() == Role.USER).count();
+            run.step("thinking");
+            run.say(chunks("This conversation has " + earlier + " earlier messages from you. ",
+                    "Ask me anything about food safety ", "and I will continue from there."), List.of());
+            run.finish();
+        } else if (m.contains("crash")) {
+            run.step("thinking");
+            run.say(chunks("Let me look into ", "that for you"), List.of());
+            run.fail(ErrorCode.INTERNAL, "the demo agent crashed while answering (the message asked it to)");
+        } else if (m.contains("broken tool")) {
+            run.open("executing_tools");
+            ObjectNode args = Json.object().put("establishment_id", "EST-404");
+            String callId = Ids.next("call");
+            run.toolCall(callId, "lookup_inspection_records", args);
+            run.emit(new Event.ToolResult(callId, "lookup_inspection_records", args, false,
+                    "Database connection timeout", Ids.next("msg")));
+            run.close("executing_tools");
+            run.say(chunks("The tool lookup_inspection_records failed ", "(Database connection timeout), ",
+                    "so I could not check the inspection records. ", "Please try again later."), List.of());
+            run.finish();
+        } else if (m.contains("report")) {
+            run.step("thinking");
+            String callId = Ids.next("call");
+            ObjectNode args = Json.object().put("inspection_id", "INS-2024-001");
+            run.approval(new ApprovalRequest(callId, "generate_inspection_report",
+                            "Generates official PDF inspection report that will be stored permanently", args,
+                            "User requested to finalize the inspection report", RiskLevel.HIGH),
+                    decision -> {
+                        if (decision.approved()) {
+                            run.open("executing_tools");
+                            run.toolCall(callId, "generate_inspection_report", args);
+                            run.pause();
+                            run.emit(new Event.ToolResult(callId, "generate_inspection_report", args, true,
+                                    "Report INS-2024-001 generated and stored as RPT-INS-2024-001.pdf", Ids.next("msg")));
+                            run.close("executing_tools");
+                            run.say(chunks("The inspection report INS-2024-001 ", "was generated ",
+                                    "and stored permanently as RPT-INS-2024-001.pdf."), List.of(REGULATION));
+                        } else {
+                            String why = decision.feedback() == null || decision.feedback().isBlank()
+                                    ? "" : " Your feedback: " + decision.feedback().strip();
+                            run.say(chunks("The inspection report was not generated, ",
+                                    "because the request was rejected.", why), List.of());
+                        }
+                        run.finish();
+                    });
+        } else if (m.contains("search")) {
+            run.open("routing");
+            run.pause();
+            run.close("routing");
+            run.open("executing_tools");
+            String callId = Ids.next("call");
+            ObjectNode args = Json.object().put("query", message);
+            run.toolCall(callId, "search_regulations", args);
+            run.pause();
+            run.emit(new Event.ToolResult(callId, "search_regulations", args, true,
+                    "Found 5 relevant regulations", Ids.next("msg")));
+            run.close("executing_tools");
+            run.say(chunks("I found 5 relevant regulations. ", "The most important is Regulation (EC) No 852/2004, ",
+                    "which requires hazard analysis and temperature control ", "for every food business."),
+                    List.of(REGULATION, GUIDANCE));
+            run.finish();
+        } else if (m.contains("slow")) {
+            run.step("thinking");
+            List<String> parts = new ArrayList<>(50);
+            for (int i = 1; i <= 50; i++) {
+                parts.add("chunk " + i + (i < 50 ? " " : "."));
+            }
+            run.say(parts, List.of(GUIDANCE), 100);
+            run.finish();
+        } else {
+            run.step("thinking");
+            run.say(chunks("Based on the food hygiene regulations, ", "restaurants must keep chilled food at 8 °C or below, ",
+                    "store raw and ready-to-eat foods apart, ", "and record temperature checks every day."),
+                    List.of(REGULATION));
+            run.finish();
+        }
+    }
+
+    private static List<String> chunks(String... parts) {
+        List<String> out = new ArrayList<>(parts.length);
+        for (String p : parts) {
+            if (!p.isEmpty()) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** A queue of steps played on the scheduler; pauses and approvals suspend it. */
+    private final class DemoRun implements RunHandle {
+        private final RunContext ctx;
+        private final Deque<Runnable> steps = new ArrayDeque<>();
+        private volatile boolean cancelled;
+        private boolean suspended;
+
+        DemoRun(RunContext ctx) {
+            this.ctx = ctx;
+        }
+
+        void emit(Event e) {
+            steps.add(() -> ctx.emit(e));
+        }
+
+        void open(String step) {
+            emit(new Event.StepStarted(step));
+        }
+
+        void close(String step) {
+            emit(new Event.StepFinished(step));
+        }
+
+        void step(String step) {
+            open(step);
+            pause();
+            close(step);
+        }
+
+        void pause() {
+            pause(chunkDelayMs);
+        }
+
+        void pause(long ms) {
+            if (ms > 0) {
+                steps.add(() -> {
+                    suspended = true;
+                    scheduler.schedule(this::resume, ms, TimeUnit.MILLISECONDS);
+                });
+            }
+        }
+
+        void toolCall(String callId, String name, ObjectNode args) {
+            emit(new Event.ToolCallStarted(callId, name, null));
+            emit(new Event.ToolCallArgs(callId, args.toString()));
+            emit(new Event.ToolCallCompleted(callId, name, args));
+        }
+
+        void say(List<String> parts, List<Citation> citations) {
+            say(parts, citations, chunkDelayMs);
+        }
+
+        void say(List<String> parts, List<Citation> citations, long delayMs) {
+            String id = Ids.next("msg");
+            emit(new Event.MessageStarted(id, Role.ASSISTANT));
+            for (int i = 0; i < parts.size(); i++) {
+                if (i > 0) {
+                    pause(delayMs);
+                }
+                emit(new Event.TextDelta(id, parts.get(i)));
+            }
+            emit(new Event.MessageCompleted(id, String.join("", parts), citations));
+        }
+
+        void approval(ApprovalRequest request, java.util.function.Consumer<ApprovalDecision> then) {
+            steps.add(() -> {
+                suspended = true;
+                ctx.requestApproval(request).whenComplete((decision, error) -> scheduler.execute(() -> {
+                    if (error == null) {
+                        then.accept(decision);
+                        resume();
+                    }
+                }));
+            });
+        }
+
+        void finish() {
+            steps.add(ctx::finish);
+        }
+
+        void fail(ErrorCode code, String message) {
+            steps.add(() -> ctx.fail(code, message));
+        }
+
+        /** Plays steps until one suspends the run; on the scheduler thread. */
+        void advance() {
+            suspended = false;
+            while (!suspended && !cancelled && !ctx.isDone()) {
+                Runnable step = steps.poll();
+                if (step == null) {
+                    return;
+                }
+                step.run();
+            }
+        }
+
+        private void resume() {
+            try {
+                advance();
+            } catch (RuntimeException e) {
+                log.error("demo run failed", e);
+                ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
+            }
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package dev.switchboard.server.internal;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.spi.WireAdapter;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * Routes each HTTP request on the shared port: health, WebSocket upgrades to the dialect of
+ * the path (and subprotocol), and JSON errors for everything else.
+ */
+public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final Logger log = LoggerFactory.getLogger(HttpRouter.class);
+
+    private final ConversationHub hub;
+    private final AdapterRegistry adapters;
+    private final int maxFrameBytes;
+    private final int maxOutbound;
+    private final BooleanSupplier ready;
+    private final Consumer<WebSocketConnection> onOpen;
+
+    public HttpRouter(ConversationHub hub, AdapterRegistry adapters, int maxFrameBytes, int maxOutbound,
+                      BooleanSupplier ready, Consumer<WebSocketConnection> onOpen) {
+        this.hub = hub;
+        this.adapters = adapters;
+        this.maxFrameBytes = maxFrameBytes;
+        this.maxOutbound = maxOutbound;
+        this.ready = ready;
+        this.onOpen = onOpen;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (!req.decoderResult().isSuccess()) {
+            sendError(ctx, req, HttpResponseStatus.BAD_REQUEST, "invalid_request", "the HTTP request is malformed");
+            return;
+        }
+        QueryStringDecoder uri = new QueryStringDecoder(req.uri());
+        String path = uri.path();
+        if (path.equals("/healthz")) {
+            if (req.method() != HttpMethod.GET && req.method() != HttpMethod.HEAD) {
+                sendError(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
+                return;
+            }
+            boolean up = ready.getAsBoolean();
+            sendJson(ctx, req, up ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, g -> {
+                g.writeStartObject();
+                g.writeStringField("status", up ? "ok" : "unavailable");
+                g.writeNumberField("active_runs", hub.activeRuns());
+                g.writeEndObject();
+            });
+            return;
+        }
+        List<WireAdapter> dialects = adapters.forPath(path);
+        if (!dialects.isEmpty()) {
+            upgrade(ctx, req, uri, path);
+            return;
+        }
+        sendError(ctx, req, HttpResponseStatus.NOT_FOUND, "not_found", "no route for " + path);
+    }
+
+    private void upgrade(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path) {
+        if (!req.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)) {
+            sendError(ctx, req, HttpResponseStatus.UPGRADE_REQUIRED, "upgrade_required",
+                    path + " is a WebSocket endpoint; connect with a WebSocket client");
+            return;
+        }
+        String subprotocols = adapters.subprotocolsOf(path);
+        WebSocketDecoderConfig decoderConfig = WebSocketDecoderConfig.newBuilder()
+                .maxFramePayloadLength(maxFrameBytes)
+                .allowExtensions(false)
+                .closeOnProtocolViolation(true)
+                .build();
+        WebSocketServerHandshakerFactory factory = new WebSocketServerHandshakerFactory(
+                "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + path, subprotocols, decoderConfig);
+        WebSocketServerHandshaker handshaker = factory.newHandshaker(req);
+        if (handshaker == null) {
+            WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
+            return;
+        }
+        String requested = req.headers().get(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL);
+        WireAdapter chosen = null;
+        if (requested != null) {
+            for (String p : requested.split(",")) {
+                chosen = adapters.bySubprotocol(path, p.strip()).orElse(null);
+                if (chosen != null) {
+                    break;
+                }
+            }
+        }
+        if (chosen == null && adapters.forPath(path).size() == 1) {
+            chosen = adapters.forPath(path).get(0);
+        }
+        WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), Principal.ANONYMOUS,
+                chosen, maxOutbound);
+        ctx.pipeline().addLast("ws-aggregator", new WebSocketFrameAggregator(maxFrameBytes));
+        ctx.pipeline().addLast("ws-connection", conn);
+        handshaker.handshake(ctx.channel(), req).addListener(f -> {
+            if (f.isSuccess()) {
+                ctx.pipeline().remove(this);
+                onOpen.accept(conn);
+                conn.opened();
+            } else {
+                log.debug("WebSocket handshake on {} failed: {}", path, f.cause().toString());
+                ctx.close();
+            }
+        });
+    }
+
+    /** Answers {@code {"error":{"code","message"}}} with the status. */
+    static void sendError(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, String code,
+                          String message) {
+        sendJson(ctx, req, status, g -> {
+            g.writeStartObject();
+            g.writeObjectFieldStart("error");
+            g.writeStringField("code", code);
+            g.writeStringField("message", message);
+            g.writeEndObject();
+            g.writeEndObject();
+        });
+    }
+
+    /** Body writer for {@link #sendJson}. */
+    @FunctionalInterface
+    interface JsonBody {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    static void sendJson(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, JsonBody body) {
+        ByteBuf buf = ctx.alloc().buffer();
+        try (JsonGenerator g = Json.FACTORY.createGenerator((OutputStream) new ByteBufOutputStream(buf))) {
+            body.write(g);
+        } catch (IOException e) {
+            buf.release();
+            throw new IllegalStateException("cannot encode a response", e);
+        }
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, buf);
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+        HttpUtil.setContentLength(res, buf.readableBytes());
+        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        HttpUtil.setKeepAlive(res, keepAlive);
+        if (req.method() == HttpMethod.HEAD) {
+            res.content().clear();
+        }
+        var f = ctx.writeAndFlush(res);
+        if (!keepAlive) {
+            f.addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof IOException) {
+            log.debug("HTTP connection error: {}", cause.getMessage());
+        } else {
+            log.warn("HTTP handler failed", cause);
+        }
+        ctx.close();
+    }
+}

@@ -1,0 +1,281 @@
+package dev.switchboard.server.internal;
+
+import dev.switchboard.core.Command;
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.core.spi.DialectSession;
+import dev.switchboard.core.spi.SessionContext;
+import dev.switchboard.core.spi.WireAdapter;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
+import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One WebSocket connection of any dialect: decodes its frames into hub commands and encodes
+ * the events the hub fans out to it. Events queue in a bounded outbox drained on the
+ * channel's event loop while the channel is writable; a connection whose outbox overflows
+ * is closed with 1013 (try again later) so one slow reader cannot hold memory or slow others.
+ */
+public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSocketFrame> implements Subscriber {
+    private static final Logger log = LoggerFactory.getLogger(WebSocketConnection.class);
+
+    private final ConversationHub hub;
+    private final AdapterRegistry adapters;
+    private final String path;
+    private final Map<String, List<String>> query;
+    private final Principal principal;
+    private final int maxOutbound;
+    private final String connectionId = Ids.next("conn");
+    private final Queue<Envelope> outbox = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private final Runnable drainTask = this::drain;
+
+    private volatile ChannelHandlerContext ctx;
+    private volatile WireAdapter adapter;
+    private DialectSession session;
+    private NettyFrameWriter writer;
+    private volatile boolean closed;
+
+    public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
+                               Map<String, List<String>> query, Principal principal, WireAdapter chosen,
+                               int maxOutbound) {
+        this.hub = hub;
+        this.adapters = adapters;
+        this.path = path;
+        this.query = query;
+        this.principal = principal;
+        this.adapter = chosen;
+        this.maxOutbound = maxOutbound;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.writer = new NettyFrameWriter(ctx);
+    }
+
+    /** The handshake is done: start the dialect session if the dialect is already known. */
+    public void opened() {
+        if (adapter != null) {
+            startSession(adapter);
+        }
+    }
+
+    private void startSession(WireAdapter a) {
+        adapter = a;
+        session = a.newSession(new SessionContext(connectionId, principal, path, query));
+        log.debug("{} speaks {} on {}", connectionId, a.id(), path);
+        try {
+            session.opened(writer);
+        } catch (IOException | RuntimeException e) {
+            encoderFailed(e);
+        }
+        ctx.flush();
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, WebSocketFrame frame) {
+        if (frame instanceof TextWebSocketFrame text) {
+            onText(text.text());
+        } else if (frame instanceof PingWebSocketFrame) {
+            ctx.writeAndFlush(new PongWebSocketFrame(frame.content().retain()));
+        } else if (frame instanceof CloseWebSocketFrame close) {
+            ctx.writeAndFlush(close.retainedDuplicate()).addListener(ChannelFutureListener.CLOSE);
+        } else if (frame instanceof BinaryWebSocketFrame) {
+            if (session == null) {
+                startSession(adapters.probe(path, ""));
+            }
+            sendError(GatewayError.of(ErrorCode.INVALID_JSON, "binary frames are not supported; send JSON text frames"));
+        }
+        // Pong frames need no answer.
+    }
+
+    private void onText(String text) {
+        if (session == null) {
+            startSession(adapters.probe(path, text));
+        }
+        Decoded decoded = session.decode(text);
+        if (decoded instanceof Decoded.Failure f) {
+            log.debug("{} sent a bad {} frame: {}", connectionId, adapter.id(), f.error().message());
+            sendError(f.error());
+            return;
+        }
+        for (Command c : ((Decoded.Commands) decoded).commands()) {
+            if (c instanceof Command.Ping) {
+                try {
+                    session.pong(writer);
+                } catch (IOException | RuntimeException e) {
+                    encoderFailed(e);
+                }
+                ctx.flush();
+            } else {
+                hub.submit(c, this);
+            }
+        }
+    }
+
+    private void sendError(GatewayError error) {
+        try {
+            session.encodeError(error, writer);
+        } catch (IOException | RuntimeException e) {
+            encoderFailed(e);
+        }
+        ctx.flush();
+    }
+
+    private void encoderFailed(Exception e) {
+        writer.abort();
+        log.error("{} encoder of {} failed", connectionId, adapter.id(), e);
+    }
+
+    // ---- Subscriber ----------------------------------------------------------------------
+
+    @Override
+    public Principal principal() {
+        return principal;
+    }
+
+    @Override
+    public boolean answersApprovals() {
+        WireAdapter a = adapter;
+        return a != null && a.answersApprovals();
+    }
+
+    @Override
+    public boolean deliver(Envelope envelope) {
+        if (closed) {
+            return true;
+        }
+        if (queued.incrementAndGet() > maxOutbound) {
+            queued.decrementAndGet();
+            return false;
+        }
+        outbox.add(envelope);
+        if (drainScheduled.compareAndSet(false, true)) {
+            ctx.executor().execute(drainTask);
+        }
+        return true;
+    }
+
+    private void drain() {
+        drainScheduled.set(false);
+        if (session == null || closed) {
+            return;
+        }
+        Envelope e;
+        while (ctx.channel().isWritable() && (e = outbox.poll()) != null) {
+            queued.decrementAndGet();
+            try {
+                session.encode(e, writer);
+            } catch (IOException | RuntimeException ex) {
+                encoderFailed(ex);
+            }
+        }
+        ctx.flush();
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable() && !outbox.isEmpty()) {
+            drain();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void overflowed() {
+        ctx.executor().execute(() -> {
+            log.info("{} fell {} events behind; closing it (it may reconnect and resume)", connectionId, maxOutbound);
+            close(WebSocketCloseStatus.TRY_AGAIN_LATER, "client too slow; reconnect and resume");
+        });
+    }
+
+    @Override
+    public void reject(GatewayError error) {
+        ctx.executor().execute(() -> {
+            if (!closed && session != null) {
+                sendError(error);
+            }
+        });
+    }
+
+    /** Completes when the channel has closed. */
+    public io.netty.channel.ChannelFuture closeFuture() {
+        return ctx.channel().closeFuture();
+    }
+
+    /** Closes from any thread: the close frame is sent on the connection's own thread. */
+    public void executeClose(WebSocketCloseStatus status, String reason) {
+        ctx.executor().execute(() -> close(status, reason));
+    }
+
+    /** Sends a close frame with this status and closes the connection; on the event loop. */
+    void close(WebSocketCloseStatus status, String reason) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        ctx.writeAndFlush(new CloseWebSocketFrame(status.code(), reason)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closed = true;
+        hub.disconnected(this);
+        Envelope e;
+        while ((e = outbox.poll()) != null) {
+            queued.decrementAndGet();
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof TooLongFrameException || cause instanceof CorruptedWebSocketFrameException
+                || cause instanceof CorruptedFrameException) {
+            log.debug("{} broke the WebSocket framing: {}", connectionId, cause.getMessage());
+            WebSocketCloseStatus status = cause instanceof CorruptedWebSocketFrameException c
+                    ? c.closeStatus() : WebSocketCloseStatus.MESSAGE_TOO_BIG;
+            if (cause instanceof TooLongFrameException) {
+                status = WebSocketCloseStatus.MESSAGE_TOO_BIG;
+            }
+            if (ctx.channel().isActive()) {
+                close(status, cause instanceof TooLongFrameException ? "message too big" : "bad framing");
+            }
+            return;
+        }
+        if (cause instanceof IOException) {
+            log.debug("{} I/O error: {}", connectionId, cause.getMessage());
+        } else {
+            log.warn("{} failed", connectionId, cause);
+        }
+        ctx.close();
+    }
+}
