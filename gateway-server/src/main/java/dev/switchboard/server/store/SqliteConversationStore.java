@@ -1,0 +1,559 @@
+package dev.switchboard.server.store;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.EventCodec;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
+import org.sqlite.SQLiteConfig;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/** A {@link ConversationStore} in one SQLite file, {@code switchboard.db} in the data directory. */
+public final class SqliteConversationStore implements ConversationStore {
+    /** Name of the database file inside the data directory. */
+    public static final String FILE_NAME = "switchboard.db";
+
+    /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
+    public static final int SCHEMA_VERSION = 1;
+
+    private static final List<String> SCHEMA = List.of(
+            """
+            CREATE TABLE conversations (
+                id         TEXT PRIMARY KEY,
+                owner      TEXT,
+                created_at INTEGER NOT NULL
+            )""",
+            """
+            CREATE TABLE messages (
+                position        INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                id              TEXT NOT NULL,
+                run_id          TEXT,
+                role            TEXT NOT NULL,
+                content         TEXT NOT NULL,
+                tool_calls      TEXT,
+                tool_call_id    TEXT,
+                name            TEXT,
+                created_at      INTEGER NOT NULL
+            )""",
+            "CREATE INDEX messages_by_conversation ON messages (conversation_id, position)",
+            """
+            CREATE TABLE events (
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                seq             INTEGER NOT NULL,
+                run_id          TEXT,
+                ts              INTEGER NOT NULL,
+                kind            TEXT NOT NULL,
+                payload         TEXT NOT NULL,
+                PRIMARY KEY (conversation_id, seq)
+            ) WITHOUT ROWID""",
+            """
+            CREATE TABLE approvals (
+                id              TEXT PRIMARY KEY,
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                run_id          TEXT,
+                seq             INTEGER NOT NULL,
+                request         TEXT NOT NULL,
+                status          TEXT NOT NULL,
+                feedback        TEXT,
+                decided_by      TEXT,
+                decided_at      INTEGER
+            )""",
+            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)");
+
+    private final Path file;
+    private final Connection writer;
+    private final Connection reader;
+
+    private final PreparedStatement insertConversation;
+    private final PreparedStatement insertMessage;
+    private final PreparedStatement insertEvent;
+    private final PreparedStatement upsertApproval;
+
+    private final PreparedStatement selectConversation;
+    private final PreparedStatement selectLastSeq;
+    private final PreparedStatement selectEvents;
+    private final PreparedStatement selectMessages;
+    private final PreparedStatement selectApproval;
+    private final PreparedStatement selectPendingApprovals;
+
+    private volatile boolean closed;
+
+    private SqliteConversationStore(Path file, Connection writer, Connection reader) throws SQLException {
+        this.file = file;
+        this.writer = writer;
+        this.reader = reader;
+        insertConversation = writer.prepareStatement(
+                "INSERT OR IGNORE INTO conversations (id, owner, created_at) VALUES (?, ?, ?)");
+        insertMessage = writer.prepareStatement("""
+                INSERT INTO messages (conversation_id, id, run_id, role, content, tool_calls, tool_call_id, name,
+                                      created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
+        insertEvent = writer.prepareStatement(
+                "INSERT INTO events (conversation_id, seq, run_id, ts, kind, payload) VALUES (?, ?, ?, ?, ?, ?)");
+        upsertApproval = writer.prepareStatement("""
+                INSERT OR REPLACE INTO approvals (id, conversation_id, run_id, seq, request, status, feedback,
+                                                  decided_by, decided_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
+
+        selectConversation = reader.prepareStatement("SELECT owner, created_at FROM conversations WHERE id = ?");
+        selectLastSeq = reader.prepareStatement("SELECT MAX(seq) FROM events WHERE conversation_id = ?");
+        selectEvents = reader.prepareStatement("""
+                SELECT seq, run_id, ts, payload FROM events
+                WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?""");
+        selectMessages = reader.prepareStatement("""
+                SELECT id, role, content, tool_calls, tool_call_id, name FROM messages
+                WHERE conversation_id = ? ORDER BY position""");
+        selectApproval = reader.prepareStatement("""
+                SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
+                FROM approvals WHERE id = ?""");
+        selectPendingApprovals = reader.prepareStatement("""
+                SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
+                FROM approvals WHERE conversation_id = ? AND status = 'PENDING' ORDER BY seq""");
+    }
+
+    /**
+     * Opens the store in {@code dataDir}, creating the directory, the file and the schema when missing.
+     *
+     * @throws IllegalStateException naming the file when it cannot be opened, is not a SQLite
+     *     database, or has a schema newer than {@link #SCHEMA_VERSION}
+     */
+    public static SqliteConversationStore open(Path dataDir) {
+        try {
+            Files.createDirectories(dataDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the data directory " + dataDir, e);
+        }
+        Path file = dataDir.resolve(FILE_NAME).toAbsolutePath();
+        Connection writer = null;
+        Connection reader = null;
+        try {
+            writer = connect(file);
+            migrate(file, writer);
+            reader = connect(file);
+            pragma(reader, "query_only = ON");
+            return new SqliteConversationStore(file, writer, reader);
+        } catch (SQLException e) {
+            IllegalStateException failure = new IllegalStateException(
+                    "cannot open the store " + file + ": " + e.getMessage(), e);
+            closeQuietly(reader, failure);
+            closeQuietly(writer, failure);
+            throw failure;
+        } catch (RuntimeException e) {
+            closeQuietly(reader, e);
+            closeQuietly(writer, e);
+            throw e;
+        }
+    }
+
+    // IMMEDIATE takes the write lock at BEGIN, so a transaction never fails half way for want of it.
+    private static Connection connect(Path file) throws SQLException {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setTransactionMode(SQLiteConfig.TransactionMode.IMMEDIATE);
+        Connection c = config.createConnection("jdbc:sqlite:" + file);
+        try {
+            pragma(c, "busy_timeout = 5000");
+            pragma(c, "synchronous = NORMAL");
+            pragma(c, "foreign_keys = ON");
+            return c;
+        } catch (SQLException e) {
+            closeQuietly(c, e);
+            throw e;
+        }
+    }
+
+    private static void migrate(Path file, Connection c) throws SQLException {
+        // Checked before anything writes to the file, so a newer file is left as it was.
+        checkVersion(file, userVersion(c));
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA journal_mode = WAL")) {
+            String mode = rs.next() ? rs.getString(1) : null;
+            if (!"wal".equalsIgnoreCase(mode)) {
+                throw new SQLException("journal_mode is " + mode + " instead of wal");
+            }
+        }
+        c.setAutoCommit(false);
+        try {
+            int version = userVersion(c);
+            checkVersion(file, version);
+            if (version == 0) {
+                try (Statement s = c.createStatement()) {
+                    for (String ddl : SCHEMA) {
+                        s.execute(ddl);
+                    }
+                    s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
+                }
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    private static int userVersion(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA user_version")) {
+            return rs.next() ? rs.getInt(1) : 0;
+        }
+    }
+
+    private static void checkVersion(Path file, int version) {
+        if (version > SCHEMA_VERSION) {
+            throw new IllegalStateException("the store " + file + " has schema version " + version
+                    + ", newer than version " + SCHEMA_VERSION + " that this gateway knows;"
+                    + " open it with the newer gateway");
+        }
+    }
+
+    private static void pragma(Connection c, String assignment) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("PRAGMA " + assignment);
+        }
+    }
+
+    private static void closeQuietly(Connection c, Exception failure) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (SQLException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    @Override
+    public synchronized void write(StoreBatch batch) {
+        requireOpen();
+        if (batch.isEmpty()) {
+            return;
+        }
+        try {
+            writer.setAutoCommit(false);
+            try {
+                stage(batch);
+                writer.commit();
+            } catch (SQLException | RuntimeException e) {
+                abandon(e);
+                throw e;
+            } finally {
+                writer.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(describeFailure(batch, e), e);
+        }
+    }
+
+    private void stage(StoreBatch batch) throws SQLException {
+        for (ConversationRecord c : batch.conversations()) {
+            insertConversation.setString(1, c.id());
+            insertConversation.setString(2, c.owner());
+            insertConversation.setLong(3, c.createdAt());
+            insertConversation.addBatch();
+        }
+        insertConversation.executeBatch();
+
+        for (StoreBatch.MessageRow row : batch.messages()) {
+            InputMessage m = row.message();
+            insertMessage.setString(1, row.conversationId());
+            insertMessage.setString(2, m.id());
+            insertMessage.setString(3, row.runId());
+            insertMessage.setString(4, m.role().wireName());
+            insertMessage.setString(5, m.content());
+            insertMessage.setString(6, toolCallsJson(m.toolCalls()));
+            insertMessage.setString(7, m.toolCallId());
+            insertMessage.setString(8, m.name());
+            insertMessage.setLong(9, row.createdAt());
+            insertMessage.addBatch();
+        }
+        insertMessage.executeBatch();
+
+        for (Envelope e : batch.events()) {
+            insertEvent.setString(1, e.conversationId());
+            insertEvent.setLong(2, e.seq());
+            insertEvent.setString(3, e.runId());
+            insertEvent.setLong(4, e.timestamp());
+            insertEvent.setString(5, e.event().kind().name());
+            insertEvent.setString(6, EventCodec.toJson(e.event()));
+            insertEvent.addBatch();
+        }
+        insertEvent.executeBatch();
+
+        for (ApprovalRecord a : batch.approvals()) {
+            upsertApproval.setString(1, a.approvalId());
+            upsertApproval.setString(2, a.conversationId());
+            upsertApproval.setString(3, a.runId());
+            upsertApproval.setLong(4, a.seq());
+            upsertApproval.setString(5, EventCodec.toJson(a.request()));
+            upsertApproval.setString(6, a.status().name());
+            upsertApproval.setString(7, a.feedback());
+            upsertApproval.setString(8, a.decidedBy());
+            if (a.decidedAt() == null) {
+                upsertApproval.setNull(9, Types.INTEGER);
+            } else {
+                upsertApproval.setLong(9, a.decidedAt());
+            }
+            upsertApproval.addBatch();
+        }
+        upsertApproval.executeBatch();
+    }
+
+    /** Rolls back and drops rows still queued on any statement, so the next batch starts clean. */
+    private void abandon(Exception cause) {
+        for (PreparedStatement s : List.of(insertConversation, insertMessage, insertEvent, upsertApproval)) {
+            try {
+                s.clearBatch();
+            } catch (SQLException e) {
+                cause.addSuppressed(e);
+            }
+        }
+        try {
+            writer.rollback();
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private String describeFailure(StoreBatch batch, SQLException e) {
+        Optional<Envelope> duplicate = duplicateEvent(batch.events(), e);
+        if (duplicate.isPresent()) {
+            Envelope d = duplicate.get();
+            return "event seq " + d.seq() + " of conversation " + d.conversationId()
+                    + " is already stored; the batch was rolled back";
+        }
+        Set<String> conversations = new LinkedHashSet<>();
+        batch.conversations().forEach(c -> conversations.add(c.id()));
+        batch.messages().forEach(m -> conversations.add(m.conversationId()));
+        batch.events().forEach(ev -> conversations.add(ev.conversationId()));
+        batch.approvals().forEach(a -> conversations.add(a.conversationId()));
+        return "cannot write a batch for conversations " + conversations + " to " + file + ": " + e.getMessage()
+                + "; the batch was rolled back";
+    }
+
+    /** After a rollback, the first event of the batch whose seq repeats one in the batch or already stored. */
+    private Optional<Envelope> duplicateEvent(List<Envelope> events, SQLException cause) {
+        Set<String> seen = new HashSet<>();
+        try (PreparedStatement exists = writer.prepareStatement(
+                "SELECT 1 FROM events WHERE conversation_id = ? AND seq = ?")) {
+            for (Envelope e : events) {
+                if (!seen.add(e.seq() + ":" + e.conversationId())) {
+                    return Optional.of(e);
+                }
+                exists.setString(1, e.conversationId());
+                exists.setLong(2, e.seq());
+                try (ResultSet rs = exists.executeQuery()) {
+                    if (rs.next()) {
+                        return Optional.of(e);
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public Optional<ConversationRecord> conversation(String conversationId) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectConversation.setString(1, conversationId);
+                try (ResultSet rs = selectConversation.executeQuery()) {
+                    return rs.next()
+                            ? Optional.of(new ConversationRecord(conversationId, rs.getString(1), rs.getLong(2)))
+                            : Optional.empty();
+                }
+            } catch (SQLException e) {
+                throw readFailure("conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public long lastSeq(String conversationId) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectLastSeq.setString(1, conversationId);
+                try (ResultSet rs = selectLastSeq.executeQuery()) {
+                    // MAX over no rows is NULL, which getLong reads as 0.
+                    return rs.next() ? rs.getLong(1) : 0;
+                }
+            } catch (SQLException e) {
+                throw readFailure("the last seq of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public List<Envelope> events(String conversationId, long afterSeq, int limit) {
+        // SQLite reads a negative LIMIT as no limit at all.
+        if (limit <= 0) {
+            return List.of();
+        }
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectEvents.setString(1, conversationId);
+                selectEvents.setLong(2, afterSeq);
+                selectEvents.setInt(3, limit);
+                List<Envelope> out = new ArrayList<>();
+                try (ResultSet rs = selectEvents.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new Envelope(conversationId, rs.getString(2), rs.getLong(1), rs.getLong(3),
+                                EventCodec.fromJson(rs.getString(4))));
+                    }
+                }
+                return out;
+            } catch (SQLException e) {
+                throw readFailure("events of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public List<InputMessage> messages(String conversationId) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectMessages.setString(1, conversationId);
+                List<InputMessage> out = new ArrayList<>();
+                try (ResultSet rs = selectMessages.executeQuery()) {
+                    while (rs.next()) {
+                        String role = rs.getString(2);
+                        out.add(new InputMessage(rs.getString(1),
+                                Role.fromWire(role).orElseThrow(
+                                        () -> new IllegalStateException("stored message has unknown role " + role)),
+                                rs.getString(3), toolCalls(rs.getString(4)), rs.getString(5), rs.getString(6)));
+                    }
+                }
+                return out;
+            } catch (SQLException e) {
+                throw readFailure("messages of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public Optional<ApprovalRecord> approval(String approvalId) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectApproval.setString(1, approvalId);
+                List<ApprovalRecord> found = approvals(selectApproval);
+                return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+            } catch (SQLException e) {
+                throw readFailure("approval " + approvalId, e);
+            }
+        }
+    }
+
+    @Override
+    public List<ApprovalRecord> pendingApprovals(String conversationId) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectPendingApprovals.setString(1, conversationId);
+                return approvals(selectPendingApprovals);
+            } catch (SQLException e) {
+                throw readFailure("pending approvals of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    private static List<ApprovalRecord> approvals(PreparedStatement query) throws SQLException {
+        List<ApprovalRecord> out = new ArrayList<>();
+        try (ResultSet rs = query.executeQuery()) {
+            while (rs.next()) {
+                long decidedAt = rs.getLong(8);
+                Long decided = rs.wasNull() ? null : decidedAt;
+                out.add(new ApprovalRecord(rs.getString(1), rs.getString(2), rs.getLong(3),
+                        (Event.ApprovalRequested) EventCodec.fromJson(rs.getString(4)),
+                        ApprovalRecord.Status.valueOf(rs.getString(5)), rs.getString(6), rs.getString(7), decided));
+            }
+        }
+        return out;
+    }
+
+    private static String toolCallsJson(List<ToolCallRef> calls) {
+        if (calls.isEmpty()) {
+            return null;
+        }
+        ArrayNode array = Json.MAPPER.createArrayNode();
+        for (ToolCallRef call : calls) {
+            array.addObject().put("id", call.id()).put("name", call.name()).put("arguments", call.arguments());
+        }
+        return array.toString();
+    }
+
+    private static List<ToolCallRef> toolCalls(String json) {
+        if (json == null) {
+            return List.of();
+        }
+        try {
+            List<ToolCallRef> out = new ArrayList<>();
+            for (JsonNode call : Json.MAPPER.readTree(json)) {
+                out.add(new ToolCallRef(call.path("id").textValue(), call.path("name").textValue(),
+                        call.path("arguments").textValue()));
+            }
+            return out;
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException("stored tool calls are unreadable: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private IllegalStateException readFailure(String what, SQLException e) {
+        return new IllegalStateException("cannot read " + what + " from " + file + ": " + e.getMessage(), e);
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the store " + file + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            synchronized (reader) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+                IllegalStateException failure = new IllegalStateException("cannot close the store " + file);
+                closeQuietly(reader, failure);
+                closeQuietly(writer, failure);
+                if (failure.getSuppressed().length > 0) {
+                    throw failure;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,317 @@
+package dev.switchboard.server.store;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.core.Citation;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.RiskLevel;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.StoreBatch;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SqliteConversationStoreTest {
+    private static final String CONV = "conv-1";
+    private static final long T0 = 1_700_000_000_000L;
+
+    @TempDir
+    Path dir;
+
+    private SqliteConversationStore store;
+
+    @BeforeEach
+    void openStore() {
+        store = SqliteConversationStore.open(dir);
+    }
+
+    @AfterEach
+    void closeStore() {
+        store.close();
+    }
+
+    @Test
+    void conversationRoundTripsAndTheFirstOwnerStands() {
+        store.write(new StoreBatch().addConversation(new ConversationRecord(CONV, "alice", T0)));
+        store.write(new StoreBatch().addConversation(new ConversationRecord(CONV, "mallory", T0 + 5)));
+        store.write(new StoreBatch().addConversation(new ConversationRecord("anonymous", null, T0 + 7)));
+
+        assertThat(store.conversation(CONV)).contains(new ConversationRecord(CONV, "alice", T0));
+        assertThat(store.conversation("anonymous")).contains(new ConversationRecord("anonymous", null, T0 + 7));
+    }
+
+    @Test
+    void unknownConversationHasNothingStoredAndLastSeqZero() {
+        assertThat(store.conversation("nope")).isEmpty();
+        assertThat(store.lastSeq("nope")).isZero();
+        assertThat(store.events("nope", 0, 100)).isEmpty();
+        assertThat(store.messages("nope")).isEmpty();
+        assertThat(store.pendingApprovals("nope")).isEmpty();
+        assertThat(store.approval("nope")).isEmpty();
+    }
+
+    @Test
+    void everyEventKindReadsBackEqualToWhatWasWritten() {
+        List<Envelope> written = new ArrayList<>();
+        List<Event> events = oneEventOfEachKind();
+        for (int i = 0; i < events.size(); i++) {
+            written.add(new Envelope(CONV, i % 2 == 0 ? "run-1" : null, i + 1, T0 + i, events.get(i)));
+        }
+        StoreBatch batch = conversation(CONV);
+        written.forEach(batch::addEvent);
+        store.write(batch);
+
+        assertThat(written.stream().map(e -> e.event().kind()).collect(Collectors.toSet()))
+                .isEqualTo(EnumSet.allOf(Event.Kind.class));
+        assertThat(store.events(CONV, 0, 100)).isEqualTo(written);
+    }
+
+    @Test
+    void eventsAfterASeqComeInOrderAndAtMostLimit() {
+        StoreBatch batch = conversation(CONV).addConversation(new ConversationRecord("other", null, T0));
+        for (long seq = 10; seq >= 1; seq--) {
+            batch.addEvent(delta(CONV, seq));
+        }
+        batch.addEvent(delta("other", 1));
+        store.write(batch);
+
+        assertThat(seqs(store.events(CONV, 0, 100))).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+        assertThat(seqs(store.events(CONV, 4, 3))).containsExactly(5L, 6L, 7L);
+        assertThat(seqs(store.events(CONV, 8, 100))).containsExactly(9L, 10L);
+        assertThat(store.events(CONV, 10, 100)).isEmpty();
+        assertThat(store.events(CONV, 0, 0)).isEmpty();
+        assertThat(store.events("other", 0, 100)).extracting(Envelope::conversationId).containsExactly("other");
+    }
+
+    @Test
+    void lastSeqIsTheHighestStoredSeqOfEachConversation() {
+        store.write(conversation(CONV).addConversation(new ConversationRecord("other", null, T0))
+                .addEvent(delta(CONV, 1)).addEvent(delta(CONV, 2)).addEvent(delta("other", 1)));
+        store.write(new StoreBatch().addEvent(delta(CONV, 3)));
+
+        assertThat(store.lastSeq(CONV)).isEqualTo(3);
+        assertThat(store.lastSeq("other")).isEqualTo(1);
+    }
+
+    @Test
+    void messagesWithToolCallsComeBackOldestFirst() {
+        InputMessage user = InputMessage.text("m1", Role.USER, "what is the weather in Oslo and Bergen?");
+        InputMessage assistant = new InputMessage("m2", Role.ASSISTANT, "", List.of(
+                new ToolCallRef("tc1", "weather", "{\"city\":\"Oslo\"}"),
+                new ToolCallRef("tc2", "weather", "{\"city\":\"Bergen\"}")), null, null);
+        InputMessage toolOslo = new InputMessage("m3", Role.TOOL, "rain", null, "tc1", "weather");
+        InputMessage toolBergen = new InputMessage("m4", Role.TOOL, "more rain", null, "tc2", "weather");
+        InputMessage answer = InputMessage.text("m5", Role.ASSISTANT, "Rain in both.");
+
+        store.write(conversation(CONV).addMessage(row(null, user)).addMessage(row("run-1", assistant)));
+        store.write(new StoreBatch().addMessage(row("run-1", toolOslo)).addMessage(row("run-1", toolBergen)));
+        store.write(new StoreBatch().addMessage(row("run-1", answer)));
+
+        assertThat(store.messages(CONV)).containsExactly(user, assistant, toolOslo, toolBergen, answer);
+    }
+
+    @Test
+    void decidingAPendingApprovalByUpsertLeavesNoPendingApprovals() {
+        ApprovalRecord first = pending("ap-1", 4);
+        ApprovalRecord second = pending("ap-2", 9);
+        store.write(conversation(CONV).putApproval(second).putApproval(first));
+
+        assertThat(store.pendingApprovals(CONV)).containsExactly(first, second);
+        assertThat(store.approval("ap-1")).contains(first);
+
+        ApprovalRecord approved = first.decided(true, "fine", "bob", T0 + 100);
+        ApprovalRecord rejected = second.decided(false, null, "carol", T0 + 200);
+        store.write(new StoreBatch().putApproval(approved));
+        assertThat(store.pendingApprovals(CONV)).containsExactly(second);
+        store.write(new StoreBatch().putApproval(rejected));
+
+        assertThat(store.pendingApprovals(CONV)).isEmpty();
+        assertThat(store.approval("ap-1")).contains(approved);
+        assertThat(store.approval("ap-2")).contains(rejected);
+    }
+
+    @Test
+    void dataSurvivesCloseAndReopenOfTheSameDirectory() {
+        InputMessage message = new InputMessage("m1", Role.ASSISTANT, "calling",
+                List.of(new ToolCallRef("tc1", "search", "{}")), null, null);
+        ApprovalRecord approval = pending("ap-1", 1);
+        store.write(conversation(CONV).addMessage(row("run-1", message)).addEvent(delta(CONV, 1))
+                .putApproval(approval));
+        store.close();
+
+        store = SqliteConversationStore.open(dir);
+
+        assertThat(store.conversation(CONV)).contains(new ConversationRecord(CONV, "alice", T0));
+        assertThat(store.messages(CONV)).containsExactly(message);
+        assertThat(store.events(CONV, 0, 10)).containsExactly(delta(CONV, 1));
+        assertThat(store.lastSeq(CONV)).isEqualTo(1);
+        assertThat(store.pendingApprovals(CONV)).containsExactly(approval);
+    }
+
+    @Test
+    void batchWithAnAlreadyStoredSeqRollsBackEverythingInItAndTheStoreStaysUsable() {
+        store.write(conversation(CONV).addEvent(delta(CONV, 1)));
+
+        StoreBatch bad = new StoreBatch()
+                .addConversation(new ConversationRecord("conv-2", "bob", T0))
+                .addMessage(new StoreBatch.MessageRow("conv-2", null, InputMessage.text("m1", Role.USER, "hi"), T0))
+                .addEvent(delta("conv-2", 1))
+                .addEvent(delta(CONV, 2))
+                .addEvent(delta(CONV, 1))
+                .putApproval(pending("ap-1", 2));
+
+        assertThatThrownBy(() -> store.write(bad))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("seq 1 of conversation " + CONV);
+
+        assertThat(store.conversation("conv-2")).isEmpty();
+        assertThat(store.messages("conv-2")).isEmpty();
+        assertThat(store.lastSeq("conv-2")).isZero();
+        assertThat(store.lastSeq(CONV)).isEqualTo(1);
+        assertThat(store.approval("ap-1")).isEmpty();
+
+        store.write(new StoreBatch().addEvent(delta(CONV, 2)));
+        assertThat(seqs(store.events(CONV, 0, 10))).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void batchRepeatingASeqWithinItselfIsRolledBack() {
+        StoreBatch bad = conversation(CONV).addEvent(delta(CONV, 1)).addEvent(delta(CONV, 2)).addEvent(delta(CONV, 2));
+
+        assertThatThrownBy(() -> store.write(bad)).hasMessageContaining("seq 2 of conversation " + CONV);
+
+        assertThat(store.conversation(CONV)).isEmpty();
+        assertThat(store.lastSeq(CONV)).isZero();
+    }
+
+    @Test
+    void eventOfAConversationNeverStoredIsRejected() {
+        assertThatThrownBy(() -> store.write(new StoreBatch().addEvent(delta("ghost", 1))))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ghost")
+                .hasMessageContaining("FOREIGN KEY");
+        assertThat(store.lastSeq("ghost")).isZero();
+    }
+
+    @Test
+    void closeIsIdempotentAndLaterCallsFail() {
+        store.close();
+        store.close();
+
+        assertThatThrownBy(() -> store.lastSeq(CONV)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(() -> store.write(conversation(CONV))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+
+    @Test
+    void readersOnOtherThreadsSeeOnlyWholeBatches() throws Exception {
+        int batches = 400;
+        store.write(conversation(CONV));
+        AtomicBoolean writing = new AtomicBoolean(true);
+        AtomicInteger reads = new AtomicInteger();
+
+        CompletableFuture<Void> countReader = CompletableFuture.runAsync(() -> {
+            int previous = 0;
+            while (writing.get()) {
+                int count = store.events(CONV, 0, Integer.MAX_VALUE).size();
+                assertThat(count % 2).as("events seen after %d", previous).isZero();
+                assertThat(count).isGreaterThanOrEqualTo(previous);
+                previous = count;
+                reads.incrementAndGet();
+            }
+        });
+        CompletableFuture<Void> seqReader = CompletableFuture.runAsync(() -> {
+            while (writing.get()) {
+                assertThat(store.lastSeq(CONV) % 2).isZero();
+                reads.incrementAndGet();
+            }
+        });
+        try {
+            for (int i = 0; i < batches; i++) {
+                store.write(new StoreBatch().addEvent(delta(CONV, 2L * i + 1)).addEvent(delta(CONV, 2L * i + 2)));
+            }
+        } finally {
+            writing.set(false);
+        }
+
+        CompletableFuture.allOf(countReader, seqReader).get(30, TimeUnit.SECONDS);
+        assertThat(reads.get()).isPositive();
+        assertThat(store.lastSeq(CONV)).isEqualTo(2L * batches);
+    }
+
+    private static List<Event> oneEventOfEachKind() {
+        ObjectNode arguments = Json.object().put("path", "/tmp/x").put("force", true).put("depth", 3)
+                .put("ratio", 0.25);
+        arguments.putNull("owner");
+        arguments.putArray("tags").add("a").add(2);
+        ObjectNode state = Json.object();
+        state.putObject("cart").putArray("items").addObject().put("sku", "A-1").put("qty", 2);
+        ArrayNode patch = Json.MAPPER.createArrayNode();
+        patch.addObject().put("op", "replace").put("path", "/cart/items/0/qty").put("value", 3);
+        return List.of(
+                new Event.RunStarted(null),
+                new Event.StepStarted("thinking"),
+                new Event.StepFinished("thinking"),
+                new Event.MessageStarted("m1", Role.ASSISTANT),
+                new Event.TextDelta("m1", "Hé, "),
+                new Event.MessageCompleted("m1", "Hé, \"quoted\" ✓", List.of(
+                        new Citation("c1", "web", "A page", "https://example.org/a", 3),
+                        new Citation("c2", "document", "A file", "file:///b.pdf", null))),
+                new Event.ToolCallStarted("tc1", "delete_file", "m1"),
+                new Event.ToolCallArgs("tc1", "{\"path\":"),
+                new Event.ToolCallCompleted("tc1", "delete_file", arguments),
+                new Event.ToolResult("tc1", "delete_file", arguments, false, "permission denied", "m2"),
+                new Event.ApprovalRequested("ap-1", "tc1", "delete_file", "Delete /tmp/x", arguments,
+                        "the user asked", RiskLevel.HIGH),
+                new Event.ApprovalResolved("ap-1", false, null, "bob"),
+                new Event.StateSnapshot(state),
+                new Event.StateDelta(patch),
+                new Event.Custom("progress", Json.object().put("percent", 40)),
+                new Event.RunFinished(),
+                new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "the model timed out"));
+    }
+
+    private static StoreBatch conversation(String id) {
+        return new StoreBatch().addConversation(new ConversationRecord(id, "alice", T0));
+    }
+
+    private static Envelope delta(String conversationId, long seq) {
+        return new Envelope(conversationId, "run-1", seq, T0 + seq, new Event.TextDelta("m1", "part " + seq));
+    }
+
+    private static StoreBatch.MessageRow row(String runId, InputMessage message) {
+        return new StoreBatch.MessageRow(CONV, runId, message, T0);
+    }
+
+    private static ApprovalRecord pending(String approvalId, long seq) {
+        Event.ApprovalRequested request = new Event.ApprovalRequested(approvalId, "tc-" + approvalId, "delete_file",
+                "Delete a file", Json.object().put("path", "/tmp/" + approvalId), "", RiskLevel.MEDIUM);
+        return new ApprovalRecord(CONV, "run-1", seq, request, ApprovalRecord.Status.PENDING, null, null, null);
+    }
+
+    private static List<Long> seqs(List<Envelope> events) {
+        return events.stream().map(Envelope::seq).toList();
+    }
+}
