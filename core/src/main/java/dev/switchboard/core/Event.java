@@ -174,7 +174,10 @@ public sealed interface Event {
 
     /** An application-defined event, passed through by dialects that have such a thing. */
     record Custom(String name, JsonNode value) implements Event {
-        public Custom { Objects.requireNonNull(name, "name"); }
+        public Custom {
+            Objects.requireNonNull(name, "name");
+            value = value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : value;
+        }
         public Kind kind() { return Kind.CUSTOM; }
     }
 
