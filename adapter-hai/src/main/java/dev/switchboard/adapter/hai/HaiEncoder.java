@@ -32,7 +32,7 @@ final class HaiEncoder {
      */
     private static final int MAX_PENDING_NON_STREAMING = 16;
 
-    /* Not ObjectMapper.writeTree: that flushes the generator after every value. */
+    /* Not JsonGenerator.writeTree, which flushes the generator (the frame) after every tree. */
     private static final ObjectWriter TREE_WRITER =
             Json.MAPPER.writer().without(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
 
