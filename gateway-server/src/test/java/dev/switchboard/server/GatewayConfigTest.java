@@ -1,0 +1,88 @@
+package dev.switchboard.server;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class GatewayConfigTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void defaultsAreThoseTheReadmeGives() {
+        GatewayConfig c = GatewayConfig.parse(new String[0], Map.of());
+        assertThat(c.port()).isEqualTo(8000);
+        assertThat(c.host()).isEqualTo("127.0.0.1");
+        assertThat(c.dataDir()).isEqualTo(Path.of("./data"));
+        assertThat(c.runtime()).isEqualTo("demo");
+        assertThat(c.demoDelayMs()).isEqualTo(30);
+        assertThat(c.maxFrameBytes()).isEqualTo(65536);
+        assertThat(c.moderation()).isTrue();
+    }
+
+    @Test
+    void flagsBeatEnvironmentWhichBeatsTheFileWhichBeatsDefaults() throws Exception {
+        Path file = dir.resolve("sb.json");
+        Files.writeString(file, "{\"port\": 9001, \"host\": \"0.0.0.0\", \"demo-delay-ms\": 5, \"moderation\": false}");
+        GatewayConfig c = GatewayConfig.parse(new String[] {"--config", file.toString(), "--port=9003"},
+                Map.of("SWITCHBOARD_PORT", "9002", "SWITCHBOARD_DEMO_DELAY_MS", "7"));
+        assertThat(c.port()).isEqualTo(9003);
+        assertThat(c.demoDelayMs()).isEqualTo(7);
+        assertThat(c.host()).isEqualTo("0.0.0.0");
+        assertThat(c.moderation()).isFalse();
+    }
+
+    @Test
+    void configFileMayComeFromTheEnvironment() throws Exception {
+        Path file = dir.resolve("sb.json");
+        Files.writeString(file, "{\"max-frame-bytes\": 2048}");
+        GatewayConfig c = GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_CONFIG", file.toString()));
+        assertThat(c.maxFrameBytes()).isEqualTo(2048);
+    }
+
+    @Test
+    void unknownFlagsAndBadValuesNameTheOptionAndWhatItAccepts() throws Exception {
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--prot", "1"}, Map.of()))
+                .hasMessageContaining("--prot");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--port", "http"}, Map.of()))
+                .hasMessageContaining("--port").hasMessageContaining("an integer from 0 to 65535");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--port", "70000"}, Map.of()))
+                .hasMessageContaining("70000");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--moderation", "maybe"}, Map.of()))
+                .hasMessageContaining("true or false");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--port"}, Map.of()))
+                .hasMessageContaining("needs a value");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"8000"}, Map.of()))
+                .hasMessageContaining("unexpected argument");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_DEMO_DELAY_MS", "-1")))
+                .hasMessageContaining("SWITCHBOARD_DEMO_DELAY_MS");
+        Path file = dir.resolve("bad.json");
+        Files.writeString(file, "{\"colour\": \"red\"}");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", file.toString()}, Map.of()))
+                .hasMessageContaining("colour").hasMessageContaining(file.toString());
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", dir.resolve("none.json").toString()}, Map.of()))
+                .hasMessageContaining("cannot read config file");
+    }
+
+    @Test
+    void anUnknownRuntimeStopsStartUpNamingTheKnownOnes() {
+        GatewayConfig c = GatewayConfig.builder().set(GatewayConfig.Option.RUNTIME, "gpt")
+                .set(GatewayConfig.Option.DATA_DIR, dir.toString()).build();
+        assertThatThrownBy(() -> GatewayServer.builder(c).build())
+                .isInstanceOf(GatewayConfig.ConfigException.class)
+                .hasMessageContaining("--runtime").hasMessageContaining("demo");
+    }
+
+    @Test
+    void helpListsEveryOption() {
+        for (GatewayConfig.Option o : GatewayConfig.Option.values()) {
+            assertThat(GatewayConfig.help()).contains("--" + o.key());
+        }
+    }
+}
