@@ -1,6 +1,7 @@
 package dev.switchboard.core;
 
 import dev.switchboard.core.internal.Sequencer;
+import dev.switchboard.core.internal.SerialExecutor;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalDecision;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -58,6 +59,8 @@ public final class ConversationHub implements AutoCloseable {
     private final Map<String, Conversation> conversations = new ConcurrentHashMap<>();
     private final Map<String, Pending> approvals = new ConcurrentHashMap<>();
     private final Map<Subscriber, Set<String>> memberships = new ConcurrentHashMap<>();
+    /** Each subscriber's commands run in order, one at a time. */
+    private final Map<Subscriber, SerialExecutor> lanes = new ConcurrentHashMap<>();
     private final AtomicInteger activeRuns = new AtomicInteger();
     private volatile boolean shuttingDown;
     private CompletableFuture<Void> shutdown;
@@ -103,7 +106,7 @@ public final class ConversationHub implements AutoCloseable {
     public void submit(Command command, Subscriber from) {
         Objects.requireNonNull(from, "from");
         try {
-            workers.execute(() -> {
+            lanes.computeIfAbsent(from, k -> new SerialExecutor(workers)).execute(() -> {
                 try {
                     handle(command, from);
                 } catch (RuntimeException e) {
@@ -118,16 +121,29 @@ public final class ConversationHub implements AutoCloseable {
 
     /** The subscriber's connection closed: it leaves every conversation. Runs go on. */
     public void disconnected(Subscriber s) {
-        Set<String> joined = memberships.remove(s);
-        if (joined != null && !joined.isEmpty()) {
-            sequencer.run(() -> {
-                for (String id : joined) {
-                    Conversation c = conversations.get(id);
-                    if (c != null) {
-                        c.subscribers.remove(s);
+        Runnable leave = () -> {
+            Set<String> joined = memberships.remove(s);
+            if (joined != null && !joined.isEmpty()) {
+                sequencer.run(() -> {
+                    for (String id : joined) {
+                        Conversation c = conversations.get(id);
+                        if (c != null) {
+                            c.subscribers.remove(s);
+                        }
                     }
-                }
-            });
+                });
+            }
+        };
+        // After the subscriber's queued commands, so none of them joins it to a conversation again.
+        SerialExecutor lane = lanes.remove(s);
+        if (lane == null) {
+            leave.run();
+        } else {
+            try {
+                lane.execute(leave);
+            } catch (RejectedExecutionException stopped) {
+                leave.run();
+            }
         }
     }
 

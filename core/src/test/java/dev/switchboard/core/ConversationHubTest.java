@@ -112,6 +112,23 @@ class ConversationHubTest {
     }
 
     @Test
+    void oneSubscribersCommandsAreHandledInTheOrderSent() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        for (int i = 0; i < 30; i++) {
+            hub.submit(ask("order" + i, "first"), a);
+            hub.submit(ask("order" + i, "second"), a);
+        }
+        for (int i = 0; i < 30; i++) {
+            assertThat(a.nextError(WAIT).code()).isEqualTo(ErrorCode.BUSY);
+        }
+        for (int i = 0; i < 30; i++) {
+            ManualRuntime.Started run = runtime.next();
+            assertThat(run.request().messages().get(0).content()).isEqualTo("first");
+            run.ctx().finish();
+        }
+    }
+
+    @Test
     void blockedWordGetsModerationErrorAndNothingIsStored() throws Exception {
         RecordingSubscriber a = new RecordingSubscriber();
         hub.submit(ask("c1", "well DARN it"), a);
