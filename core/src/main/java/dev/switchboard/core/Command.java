@@ -39,11 +39,29 @@ public sealed interface Command {
     }
 
     /**
-     * Join a conversation's fan-out. Events with a {@code seq} above {@code afterSeq} that are
-     * already stored are replayed first; a negative {@code afterSeq} means live events only.
+     * Continue a conversation's interrupted run by answering every approval it waits for, all
+     * at once: a resume that leaves one unanswered, or names one that is not pending, changes
+     * nothing and is refused.
      */
-    record Subscribe(String conversationId, long afterSeq) implements Command {
+    record Resume(String conversationId, List<DecideApproval> decisions) implements Command {
+        public Resume {
+            Objects.requireNonNull(conversationId, "conversationId");
+            decisions = List.copyOf(decisions);
+        }
+    }
+
+    /**
+     * Join a conversation's fan-out. Events with a {@code seq} above {@code afterSeq} that are
+     * already stored are replayed first; a negative {@code afterSeq} means live events only,
+     * and then {@code pendingApprovals} asks for the approvals still waiting to be shown again.
+     */
+    record Subscribe(String conversationId, long afterSeq, boolean pendingApprovals) implements Command {
         public Subscribe { Objects.requireNonNull(conversationId, "conversationId"); }
+
+        /** Live events only, with pending approvals shown again. */
+        public static Subscribe live(String conversationId) {
+            return new Subscribe(conversationId, -1, true);
+        }
     }
 
     /** A dialect-level keep-alive the connection answers itself. */

@@ -154,9 +154,11 @@ public final class ConversationHub implements AutoCloseable {
             decide(decide, from);
         } else if (command instanceof Command.CancelRun cancel) {
             cancel(cancel, from);
+        } else if (command instanceof Command.Resume resume) {
+            resume(resume, from);
         } else if (command instanceof Command.Subscribe sub) {
             Optional<Conversation> c = access(sub.conversationId(), from, false);
-            c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq()));
+            c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq(), sub.pendingApprovals()));
         }
     }
 
@@ -212,7 +214,7 @@ public final class ConversationHub implements AutoCloseable {
         });
     }
 
-    private void subscribe(Conversation c, Subscriber s, long afterSeq) {
+    private void subscribe(Conversation c, Subscriber s, long afterSeq, boolean pendingApprovals) {
         memberships.computeIfAbsent(s, k -> ConcurrentHashMap.newKeySet()).add(c.id);
         sequencer.run(() -> {
             if (c.subscribers.contains(s)) {
@@ -222,7 +224,7 @@ public final class ConversationHub implements AutoCloseable {
                 if (!replay(c, s, afterSeq)) {
                     return;
                 }
-            } else if (s.answersApprovals()) {
+            } else if (pendingApprovals && s.answersApprovals()) {
                 for (ApprovalRecord a : store.pendingApprovals(c.id)) {
                     for (Envelope e : store.events(c.id, a.seq() - 1, 1)) {
                         if (!s.deliver(e)) {
@@ -256,7 +258,17 @@ public final class ConversationHub implements AutoCloseable {
     // ---- runs ----------------------------------------------------------------------------
 
     private void startRun(Command.StartRun cmd, Subscriber from) {
-        for (InputMessage m : cmd.messages()) {
+        Conversation c = access(cmd.conversationId(), from, true).orElse(null);
+        if (c == null) {
+            return;
+        }
+        List<InputMessage> fresh = newMessages(c, cmd.messages());
+        if (fresh.stream().noneMatch(m -> m.role() == Role.USER || m.role() == Role.TOOL)) {
+            from.reject(GatewayError.field(ErrorCode.MISSING_FIELD, "messages",
+                    "a run needs a new user message (or a tool result); every message given is already in the conversation"));
+            return;
+        }
+        for (InputMessage m : fresh) {
             if (m.role() == Role.USER) {
                 Optional<String> word = moderation.firstBlocked(m.content());
                 if (word.isPresent()) {
@@ -266,10 +278,6 @@ public final class ConversationHub implements AutoCloseable {
                 }
             }
         }
-        Conversation c = access(cmd.conversationId(), from, true).orElse(null);
-        if (c == null) {
-            return;
-        }
         Principal principal = from.principal();
         Run run;
         synchronized (c) {
@@ -278,12 +286,11 @@ public final class ConversationHub implements AutoCloseable {
                 return;
             }
             if (c.active != null) {
-                from.reject(new GatewayError(ErrorCode.BUSY, "a run is already active in conversation " + c.id,
-                        Map.of("run_id", c.active.request.runId())));
+                from.reject(busy(c));
                 return;
             }
             String runId = cmd.runId() != null ? cmd.runId() : Ids.next("run");
-            RunRequest request = new RunRequest(c.id, runId, cmd.parentRunId(), principal, cmd.messages(),
+            RunRequest request = new RunRequest(c.id, runId, cmd.parentRunId(), principal, fresh,
                     cmd.tools(), cmd.context(), cmd.state(), cmd.forwardedProps(), cmd.metadata());
             run = new Run(c, request);
             c.active = run;
@@ -294,9 +301,9 @@ public final class ConversationHub implements AutoCloseable {
                 ConversationRecord rec = new ConversationRecord(c.id, c.owner, clock.getAsLong());
                 writeLocked(c, b -> b.addConversation(rec), null);
             }
-            subscribe(c, from, -1);
+            subscribe(c, from, -1, true);
             long now = clock.getAsLong();
-            for (InputMessage m : cmd.messages()) {
+            for (InputMessage m : fresh) {
                 run.ownMessages.add(m.id());
                 StoreBatch.MessageRow row = new StoreBatch.MessageRow(c.id, runId, m, now);
                 writeLocked(c, b -> b.addMessage(row), null);
@@ -334,8 +341,10 @@ public final class ConversationHub implements AutoCloseable {
                 from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                         "approval " + cmd.approvalId() + " was already decided"));
             } else {
-                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
-                        "the run that asked for approval " + cmd.approvalId() + " is no longer active"));
+                Conversation c = access(stored.get().conversationId(), from, false).orElse(null);
+                if (c != null) {
+                    continueOrphans(c, List.of(cmd), from);
+                }
             }
             return;
         }
@@ -351,6 +360,153 @@ public final class ConversationHub implements AutoCloseable {
             from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                     "approval " + cmd.approvalId() + " was already decided"));
         }
+    }
+
+    private void resume(Command.Resume cmd, Subscriber from) {
+        Conversation c = access(cmd.conversationId(), from, false).orElse(null);
+        if (c == null) {
+            return;
+        }
+        Run run;
+        List<Pending> waiting;
+        synchronized (c) {
+            run = c.active;
+            waiting = run == null ? List.of() : List.copyOf(run.waiting);
+        }
+        if (run == null) {
+            continueOrphans(c, cmd.decisions(), from);
+            return;
+        }
+        if (waiting.isEmpty()) {
+            from.reject(busy(c));
+            return;
+        }
+        Set<String> pendingIds = new HashSet<>();
+        waiting.forEach(p -> pendingIds.add(p.record.approvalId()));
+        if (!sameIds(pendingIds, cmd.decisions(), from)) {
+            return;
+        }
+        for (Command.DecideApproval d : cmd.decisions()) {
+            Pending p = approvals.get(d.approvalId());
+            ApprovalDecision decision = new ApprovalDecision(d.approvalId(), d.approved(), d.feedback(), d.payload(),
+                    from.principal());
+            if (p == null || !p.run.resolve(p, decision)) {
+                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                        "approval " + d.approvalId() + " was already decided"));
+                return;
+            }
+        }
+    }
+
+    /** True when the decisions answer exactly these pending approvals; else tells the subscriber. */
+    private static boolean sameIds(Set<String> pending, List<Command.DecideApproval> decisions, Subscriber from) {
+        Set<String> given = new HashSet<>();
+        for (Command.DecideApproval d : decisions) {
+            if (!given.add(d.approvalId())) {
+                from.reject(GatewayError.field(ErrorCode.INVALID_FIELD, "approval_id",
+                        "approval " + d.approvalId() + " is answered twice"));
+                return false;
+            }
+        }
+        if (!given.equals(pending)) {
+            Set<String> missing = new java.util.TreeSet<>(pending);
+            missing.removeAll(given);
+            Set<String> unknown = new java.util.TreeSet<>(given);
+            unknown.removeAll(pending);
+            from.reject(new GatewayError(ErrorCode.INVALID_FIELD,
+                    "a resume must answer every pending approval of the thread and nothing else"
+                            + (missing.isEmpty() ? "" : "; unanswered: " + missing)
+                            + (unknown.isEmpty() ? "" : "; not pending: " + unknown),
+                    Map.of("field", "resume")));
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Answers approvals that are pending in the store but whose run did not survive a restart:
+     * the decisions are recorded and the runtime continues the work in a new run.
+     */
+    private void continueOrphans(Conversation c, List<Command.DecideApproval> decisions, Subscriber from) {
+        List<ApprovalRecord> pending = store.pendingApprovals(c.id);
+        if (pending.isEmpty()) {
+            from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id",
+                    "conversation " + c.id + " has no run waiting for an approval"));
+            return;
+        }
+        String oldRun = pending.get(0).runId();
+        Set<String> ids = new HashSet<>();
+        pending.stream().filter(a -> Objects.equals(a.runId(), oldRun)).forEach(a -> ids.add(a.approvalId()));
+        if (!sameIds(ids, decisions, from)) {
+            return;
+        }
+        long now = clock.getAsLong();
+        List<ApprovalRecord> decided = new ArrayList<>();
+        for (Command.DecideApproval d : decisions) {
+            ApprovalRecord rec = pending.stream().filter(a -> a.approvalId().equals(d.approvalId())).findFirst()
+                    .orElseThrow();
+            decided.add(rec.decided(d.approved(), d.feedback(), from.principal().id(), now));
+        }
+        Run run;
+        synchronized (c) {
+            if (shuttingDown) {
+                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+                return;
+            }
+            if (c.active != null) {
+                from.reject(busy(c));
+                return;
+            }
+            RunRequest request = new RunRequest(c.id, Ids.next("run"), oldRun, from.principal(), List.of(),
+                    List.of(), null, null, null, null);
+            run = new Run(c, request);
+            c.active = run;
+            activeRuns.incrementAndGet();
+            subscribe(c, from, -1, false);
+            emitLocked(run, new Event.RunStarted(oldRun), null);
+            for (int i = 0; i < decided.size(); i++) {
+                ApprovalRecord a = decided.get(i);
+                writeLocked(c, b -> b.putApproval(a), null);
+                Runnable then = i == decided.size() - 1 ? () -> workers.execute(() -> run.continueWith(decided)) : null;
+                emitLocked(run, new Event.ApprovalResolved(a.approvalId(), a.status() == ApprovalRecord.Status.APPROVED,
+                        a.feedback(), a.decidedBy()), then);
+            }
+        }
+    }
+
+    /** The BUSY error for a conversation with an active run, naming what it waits for. */
+    private static GatewayError busy(Conversation c) {
+        Run run = c.active;
+        if (!run.waiting.isEmpty()) {
+            List<String> ids = run.waiting.stream().map(p -> p.record.approvalId()).toList();
+            return new GatewayError(ErrorCode.BUSY, "conversation " + c.id + " has a run waiting for approval "
+                    + String.join(", ", ids) + "; answer it before starting another run",
+                    Map.of("run_id", run.request.runId(), "approval_ids", String.join(",", ids)));
+        }
+        return new GatewayError(ErrorCode.BUSY, "a run is already active in conversation " + c.id,
+                Map.of("run_id", run.request.runId()));
+    }
+
+    /** The given messages that the conversation does not hold yet (clients may resend history). */
+    private List<InputMessage> newMessages(Conversation c, List<InputMessage> given) {
+        boolean stored;
+        synchronized (c) {
+            stored = c.persisted;
+        }
+        if (!stored) {
+            return given;
+        }
+        Set<String> known = new HashSet<>();
+        for (InputMessage m : store.messages(c.id)) {
+            known.add(m.id());
+        }
+        List<InputMessage> out = new ArrayList<>(given.size());
+        for (InputMessage m : given) {
+            if (!known.contains(m.id())) {
+                out.add(m);
+            }
+        }
+        return out;
     }
 
     private boolean memberOf(Subscriber s, String conversationId) {
@@ -545,9 +701,17 @@ public final class ConversationHub implements AutoCloseable {
         }
 
         void launch() {
+            begin(() -> runtime.start(request, this));
+        }
+
+        void continueWith(List<ApprovalRecord> decided) {
+            begin(() -> runtime.resume(request, decided, this));
+        }
+
+        private void begin(java.util.function.Supplier<RunHandle> starter) {
             RunHandle h;
             try {
-                h = runtime.start(request, this);
+                h = starter.get();
             } catch (RuntimeException e) {
                 log.error("runtime {} failed to start run {}", runtime.id(), request.runId(), e);
                 fail(ErrorCode.INTERNAL, "the agent runtime failed to start the run");

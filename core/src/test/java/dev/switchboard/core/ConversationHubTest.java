@@ -193,7 +193,7 @@ class ConversationHubTest {
         alice.until(Event::terminal, WAIT);
         hub.submit(ask("c1", "hi"), bob);
         assertThat(bob.nextError(WAIT).code()).isEqualTo(ErrorCode.FORBIDDEN);
-        hub.submit(new Command.Subscribe("c1", 0), bob);
+        hub.submit(new Command.Subscribe("c1", 0, false), bob);
         assertThat(bob.nextError(WAIT).code()).isEqualTo(ErrorCode.FORBIDDEN);
         assertThat(bob.pending()).isEmpty();
     }
@@ -207,7 +207,7 @@ class ConversationHubTest {
         a.until(e -> e.kind() == Event.Kind.STEP_STARTED, WAIT);
 
         RecordingSubscriber late = new RecordingSubscriber();
-        hub.submit(new Command.Subscribe("c1", 1), late);
+        hub.submit(new Command.Subscribe("c1", 1, false), late);
         assertThat(late.next(WAIT).seq()).isEqualTo(2);
         run.ctx().finish();
         assertThat(late.next(WAIT).event()).isEqualTo(new Event.RunFinished());
@@ -219,7 +219,7 @@ class ConversationHubTest {
         RecordingSubscriber fast = new RecordingSubscriber();
         hub.submit(ask("c1", "hi"), slow);
         ManualRuntime.Started run = runtime.next();
-        hub.submit(new Command.Subscribe("c1", 1), fast);
+        hub.submit(new Command.Subscribe("c1", 1, false), fast);
         for (int i = 0; i < 5; i++) {
             run.ctx().emit(new Event.StepStarted("s" + i));
         }
@@ -241,7 +241,7 @@ class ConversationHubTest {
         run.ctx().emit(new Event.MessageCompleted("m", "done", List.of()));
         run.ctx().finish();
         RecordingSubscriber back = new RecordingSubscriber();
-        hub.submit(new Command.Subscribe("c1", 0), back);
+        hub.submit(new Command.Subscribe("c1", 0, false), back);
         assertThat(back.until(Event::terminal, WAIT)).hasSize(5);
         assertThat(store.messages("c1")).extracting(InputMessage::content).containsExactly("hi", "done");
     }

@@ -1,5 +1,9 @@
 package dev.switchboard.core.spi;
 
+import dev.switchboard.core.ErrorCode;
+
+import java.util.List;
+
 /**
  * An agent that answers runs. {@link #start} must return quickly: the runtime does its work
  * on its own threads and reports through the {@link RunContext}, ending every run with
@@ -12,6 +16,17 @@ public interface AgentRuntime extends AutoCloseable {
 
     /** Starts a run. */
     RunHandle start(RunRequest request, RunContext context);
+
+    /**
+     * Continues a run that was waiting for approvals when its gateway stopped: {@code decided}
+     * holds those approvals, now decided, as stored. The default fails the run, saying that
+     * this runtime cannot continue it.
+     */
+    default RunHandle resume(RunRequest request, List<ApprovalRecord> decided, RunContext context) {
+        context.fail(ErrorCode.UNAVAILABLE, "runtime " + id()
+                + " cannot continue a run that was interrupted by a restart; start a new run");
+        return () -> { };
+    }
 
     /** Releases the runtime's threads and connections. */
     @Override

@@ -36,4 +36,14 @@ public interface WireAdapter {
 
     /** A new session for one connection. */
     DialectSession newSession(SessionContext context);
+
+    /** Paths this dialect serves with {@code POST} requests (none by default). */
+    default Set<String> httpPaths() {
+        return Set.of();
+    }
+
+    /** A new exchange for one request to one of {@link #httpPaths()}. */
+    default HttpExchange newExchange(SessionContext context) {
+        throw new UnsupportedOperationException(id() + " serves no HTTP paths");
+    }
 }
