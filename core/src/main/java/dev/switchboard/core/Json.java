@@ -5,6 +5,8 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -34,7 +36,20 @@ public final class Json {
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 
+    /** Reads one whole JSON document; text after it is an error. */
+    public static final ObjectReader STRICT_READER = MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
     private Json() {
+    }
+
+    /**
+     * Parses inbound text as exactly one JSON document under {@link #READ_CONSTRAINTS}; empty
+     * input gives a missing node, never null. Throws for malformed input, trailing text and
+     * documents over the limits.
+     */
+    public static JsonNode parseStrict(String text) throws JsonProcessingException {
+        JsonNode root = STRICT_READER.readTree(text);
+        return root == null ? MAPPER.missingNode() : root;
     }
 
     /** A new empty object node. */

@@ -1,9 +1,7 @@
 package dev.switchboard.adapter.hai;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectReader;
 import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
@@ -30,9 +28,6 @@ final class HaiDecoder {
     static final int MAX_SESSION_ID_CHARS = 128;
     private static final int MAX_ECHOED_TYPE_CHARS = 64;
 
-    private static final ObjectReader READER =
-            Json.MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
     private static final String SESSION_ID_RULE =
             "a non-empty string of at most " + MAX_SESSION_ID_CHARS + " characters";
 
@@ -48,8 +43,7 @@ final class HaiDecoder {
 
     /** Parses one frame as a single JSON document; never null. */
     static JsonNode parse(String text) throws JsonProcessingException {
-        JsonNode root = READER.readTree(text);
-        return root == null ? Json.MAPPER.missingNode() : root;
+        return Json.parseStrict(text);
     }
 
     /** Whether a started run asked for one whole {@code assistant_message} instead of chunks. */
