@@ -818,9 +818,16 @@ public final class ConversationHub implements AutoCloseable {
                 activeRuns.decrementAndGet();
                 abandoned = new ArrayList<>(waiting);
                 waiting.clear();
+                // A run stopped by shutdown leaves its approvals pending in the store: answered
+                // after a restart, they continue the work in a new run.
+                boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
                 for (Pending p : abandoned) {
                     approvals.remove(p.record.approvalId());
                     conversation.pending--;
+                    if (!keep) {
+                        ApprovalRecord gone = p.record.cancelled("the run ended before a decision", clock.getAsLong());
+                        writeLocked(conversation, b -> b.putApproval(gone), null);
+                    }
                 }
             }
             for (Pending p : abandoned) {

@@ -32,6 +32,13 @@ class ConversationHubTest {
         }
 
         final BlockingQueue<Started> runs = new LinkedBlockingQueue<>();
+        final BlockingQueue<List<ApprovalRecord>> resumed = new LinkedBlockingQueue<>();
+
+        @Override
+        public RunHandle resume(RunRequest request, List<ApprovalRecord> decided, RunContext ctx) {
+            resumed.add(decided);
+            return start(request, ctx);
+        }
 
         @Override
         public String id() {
@@ -274,6 +281,77 @@ class ConversationHubTest {
         run.ctx().emit(new Event.StepStarted("late"));
         Thread.sleep(50);
         assertThat(a.pending()).isEmpty();
+    }
+
+    @Test
+    void aResumeMustAnswerEveryPendingApprovalAndNothingElse() throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        hub.submit(ask("c1", "two tools"), person);
+        ManualRuntime.Started run = runtime.next();
+        CompletionStage<ApprovalDecision> first = run.ctx().requestApproval(
+                new ApprovalRequest("call_1", "a", "d", null, "r", RiskLevel.LOW));
+        CompletionStage<ApprovalDecision> second = run.ctx().requestApproval(
+                new ApprovalRequest("call_2", "b", "d", null, "r", RiskLevel.LOW));
+        List<Envelope> got = person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED
+                && ((Event.ApprovalRequested) e).toolName().equals("b"), WAIT);
+        String a = ((Event.ApprovalRequested) got.get(got.size() - 2).event()).approvalId();
+        String b = ((Event.ApprovalRequested) got.get(got.size() - 1).event()).approvalId();
+
+        hub.submit(new Command.Resume("c1", List.of(new Command.DecideApproval(a, true, null, null))), person);
+        GatewayError partial = person.nextError(WAIT);
+        assertThat(partial.code()).isEqualTo(ErrorCode.INVALID_FIELD);
+        assertThat(partial.message()).contains("unanswered: [" + b + "]");
+        assertThat(first.toCompletableFuture()).isNotDone();
+
+        hub.submit(new Command.Resume("c1", List.of(new Command.DecideApproval(a, true, null, null),
+                new Command.DecideApproval(b, false, "no", null))), person);
+        assertThat(first.toCompletableFuture().get(5, TimeUnit.SECONDS).approved()).isTrue();
+        assertThat(second.toCompletableFuture().get(5, TimeUnit.SECONDS).approved()).isFalse();
+        run.ctx().finish();
+    }
+
+    @Test
+    void anApprovalPendingAtShutdownContinuesInANewRunAfterARestart() throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        hub.submit(ask("c1", "report"), person);
+        ManualRuntime.Started run = runtime.next();
+        run.ctx().requestApproval(new ApprovalRequest("call_1", "generate_inspection_report", "d", null, "r",
+                RiskLevel.HIGH));
+        String id = ((Event.ApprovalRequested) person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT)
+                .get(1).event()).approvalId();
+        hub.shutdown(Duration.ZERO).get(5, TimeUnit.SECONDS);
+        assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.PENDING);
+
+        hub = ConversationHub.builder().store(store).runtime(runtime).build();
+        RecordingSubscriber back = new RecordingSubscriber();
+        hub.submit(new Command.Subscribe("c1", -1, false), back);
+        hub.submit(new Command.Resume("c1", List.of(new Command.DecideApproval(id, true, "go", null))), back);
+        List<ApprovalRecord> decided = runtime.resumed.poll(5, TimeUnit.SECONDS);
+        assertThat(decided).singleElement().satisfies(a -> {
+            assertThat(a.status()).isEqualTo(ApprovalRecord.Status.APPROVED);
+            assertThat(a.feedback()).isEqualTo("go");
+        });
+        ManualRuntime.Started continued = runtime.next();
+        assertThat(continued.request().parentRunId()).isEqualTo(run.request().runId());
+        continued.ctx().finish();
+        assertThat(back.until(Event::terminal, WAIT)).extracting(e -> e.event().kind())
+                .containsExactly(Event.Kind.RUN_STARTED, Event.Kind.APPROVAL_RESOLVED, Event.Kind.RUN_FINISHED);
+        assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.APPROVED);
+    }
+
+    @Test
+    void approvalsOfACancelledRunAreCancelledNotLeftPending() throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        hub.submit(ask("c1", "report"), person);
+        ManualRuntime.Started run = runtime.next();
+        CompletionStage<ApprovalDecision> d = run.ctx().requestApproval(
+                new ApprovalRequest("call_1", "t", "d", null, "r", RiskLevel.HIGH));
+        person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT);
+        hub.submit(new Command.CancelRun("c1", null), person);
+        person.until(Event::terminal, WAIT);
+        assertThat(d.toCompletableFuture()).isCompletedExceptionally();
+        Thread.sleep(50);
+        assertThat(store.pendingApprovals("c1")).isEmpty();
     }
 
     @Test

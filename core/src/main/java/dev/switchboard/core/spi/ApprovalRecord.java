@@ -10,8 +10,8 @@ import java.util.Objects;
  */
 public record ApprovalRecord(String conversationId, String runId, long seq, Event.ApprovalRequested request,
                              Status status, String feedback, String decidedBy, Long decidedAt) {
-    /** Where an approval stands. */
-    public enum Status { PENDING, APPROVED, REJECTED }
+    /** Where an approval stands; CANCELLED when its run ended without a decision. */
+    public enum Status { PENDING, APPROVED, REJECTED, CANCELLED }
 
     public ApprovalRecord {
         Objects.requireNonNull(conversationId, "conversationId");
@@ -21,6 +21,11 @@ public record ApprovalRecord(String conversationId, String runId, long seq, Even
 
     public String approvalId() {
         return request.approvalId();
+    }
+
+    /** This approval abandoned by its run. */
+    public ApprovalRecord cancelled(String reason, long at) {
+        return new ApprovalRecord(conversationId, runId, seq, request, Status.CANCELLED, reason, "gateway", at);
     }
 
     /** This approval decided. */

@@ -1,5 +1,6 @@
 package dev.switchboard.server.demo;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Citation;
 import dev.switchboard.core.ErrorCode;
@@ -11,6 +12,7 @@ import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
@@ -42,6 +44,8 @@ public final class DemoRuntime implements AgentRuntime {
     static final Citation GUIDANCE = new Citation("cite_2", "guidance",
             "Safer food, better business for caterers",
             "https://www.food.gov.uk/business-guidance/safer-food-better-business", null);
+
+    private static final String REPORT_TOOL = "generate_inspection_report";
 
     private final long chunkDelayMs;
     private final ScheduledExecutorService scheduler;
@@ -122,27 +126,10 @@ public final class DemoRuntime implements AgentRuntime {
             run.step("thinking");
             String callId = Ids.next("call");
             ObjectNode args = Json.object().put("inspection_id", "INS-2024-001");
-            run.approval(new ApprovalRequest(callId, "generate_inspection_report",
+            run.approval(new ApprovalRequest(callId, REPORT_TOOL,
                             "Generates official PDF inspection report that will be stored permanently", args,
                             "User requested to finalize the inspection report", RiskLevel.HIGH),
-                    decision -> {
-                        if (decision.approved()) {
-                            run.open("executing_tools");
-                            run.toolCall(callId, "generate_inspection_report", args);
-                            run.pause();
-                            run.emit(new Event.ToolResult(callId, "generate_inspection_report", args, true,
-                                    "Report INS-2024-001 generated and stored as RPT-INS-2024-001.pdf", Ids.next("msg")));
-                            run.close("executing_tools");
-                            run.say(chunks("The inspection report INS-2024-001 ", "was generated ",
-                                    "and stored permanently as RPT-INS-2024-001.pdf."), List.of(REGULATION));
-                        } else {
-                            String why = decision.feedback() == null || decision.feedback().isBlank()
-                                    ? "" : " Your feedback: " + decision.feedback().strip();
-                            run.say(chunks("The inspection report was not generated, ",
-                                    "because the request was rejected.", why), List.of());
-                        }
-                        run.finish();
-                    });
+                    decision -> reportOutcome(run, callId, args, decision.approved(), decision.feedback()));
         } else if (m.contains("search")) {
             run.open("routing");
             run.pause();
@@ -174,6 +161,47 @@ public final class DemoRuntime implements AgentRuntime {
                     List.of(REGULATION));
             run.finish();
         }
+    }
+
+    /** What follows the report approval: the tool and an answer, or an answer without it. */
+    private static void reportOutcome(DemoRun run, String callId, JsonNode args, boolean approved, String feedback) {
+        if (approved) {
+            run.open("executing_tools");
+            run.toolCall(callId, REPORT_TOOL, args);
+            run.pause();
+            run.emit(new Event.ToolResult(callId, REPORT_TOOL, args, true,
+                    "Report INS-2024-001 generated and stored as RPT-INS-2024-001.pdf", Ids.next("msg")));
+            run.close("executing_tools");
+            run.say(chunks("The inspection report INS-2024-001 ", "was generated ",
+                    "and stored permanently as RPT-INS-2024-001.pdf."), List.of(REGULATION));
+        } else {
+            String why = feedback == null || feedback.isBlank() ? "" : " Your feedback: " + feedback.strip();
+            run.say(chunks("The inspection report was not generated, ", "because the request was rejected.", why),
+                    List.of());
+        }
+        run.finish();
+    }
+
+    /**
+     * Continues a report run whose approval was decided after a restart: the same outcome as
+     * if the gateway had not stopped.
+     */
+    @Override
+    public RunHandle resume(RunRequest request, List<ApprovalRecord> decided, RunContext ctx) {
+        DemoRun run = new DemoRun(ctx);
+        scheduler.execute(() -> {
+            for (ApprovalRecord a : decided) {
+                Event.ApprovalRequested req = a.request();
+                if (!req.toolName().equals(REPORT_TOOL)) {
+                    ctx.fail(ErrorCode.INTERNAL, "the demo agent never asks to approve " + req.toolName());
+                    return;
+                }
+                reportOutcome(run, req.toolCallId(), req.arguments(), a.status() == ApprovalRecord.Status.APPROVED,
+                        a.feedback());
+            }
+            run.advance();
+        });
+        return run;
     }
 
     private static List<String> chunks(String... parts) {
@@ -228,7 +256,7 @@ public final class DemoRuntime implements AgentRuntime {
             }
         }
 
-        void toolCall(String callId, String name, ObjectNode args) {
+        void toolCall(String callId, String name, JsonNode args) {
             emit(new Event.ToolCallStarted(callId, name, null));
             emit(new Event.ToolCallArgs(callId, args.toString()));
             emit(new Event.ToolCallCompleted(callId, name, args));

@@ -23,6 +23,7 @@ public final class AdapterRegistry {
 
     private final Map<String, WireAdapter> byId = new LinkedHashMap<>();
     private final Map<String, List<WireAdapter>> byPath = new LinkedHashMap<>();
+    private final Map<String, WireAdapter> byHttpPath = new LinkedHashMap<>();
 
     public AdapterRegistry(Iterable<WireAdapterProvider> providers, AdapterContext context) {
         Map<String, WireAdapterProvider> seen = new LinkedHashMap<>();
@@ -36,6 +37,13 @@ public final class AdapterRegistry {
             byId.put(a.id(), a);
             for (String path : a.webSocketPaths()) {
                 byPath.computeIfAbsent(path, k -> new ArrayList<>()).add(a);
+            }
+            for (String path : a.httpPaths()) {
+                WireAdapter other = byHttpPath.putIfAbsent(path, a);
+                if (other != null) {
+                    throw new IllegalStateException("dialects " + other.id() + " and " + a.id()
+                            + " both serve POST " + path);
+                }
             }
         }
         for (Map.Entry<String, List<WireAdapter>> e : byPath.entrySet()) {
@@ -55,6 +63,11 @@ public final class AdapterRegistry {
     /** Dialects serving a WebSocket path (empty when none). */
     public List<WireAdapter> forPath(String path) {
         return byPath.getOrDefault(path, List.of());
+    }
+
+    /** The dialect serving {@code POST path}, if any. */
+    public Optional<WireAdapter> forHttpPath(String path) {
+        return Optional.ofNullable(byHttpPath.get(path));
     }
 
     /** The dialect of a path chosen by a {@code Sec-WebSocket-Protocol} value. */

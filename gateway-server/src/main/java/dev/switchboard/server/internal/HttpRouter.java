@@ -4,6 +4,10 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Principal;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.core.spi.HttpExchange;
+import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
@@ -29,6 +33,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -46,6 +51,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final int maxOutbound;
     private final BooleanSupplier ready;
     private final Consumer<WebSocketConnection> onOpen;
+    /** The HTTP exchange this connection is answering, if any; event loop only. */
+    private HttpStream current;
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, int maxFrameBytes, int maxOutbound,
                       BooleanSupplier ready, Consumer<WebSocketConnection> onOpen) {
@@ -79,6 +86,16 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             });
             return;
         }
+        var http = adapters.forHttpPath(path);
+        if (http.isPresent() && !isUpgrade(req)) {
+            if (req.method() != HttpMethod.POST) {
+                sendError(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed",
+                        "use POST " + path + " with a JSON body");
+                return;
+            }
+            exchange(ctx, req, uri, path, http.get());
+            return;
+        }
         List<WireAdapter> dialects = adapters.forPath(path);
         if (!dialects.isEmpty()) {
             upgrade(ctx, req, uri, path);
@@ -87,8 +104,50 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         sendError(ctx, req, HttpResponseStatus.NOT_FOUND, "not_found", "no route for " + path);
     }
 
+    private static boolean isUpgrade(FullHttpRequest req) {
+        return req.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true);
+    }
+
+    private void exchange(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path,
+                          WireAdapter dialect) {
+        if (current != null) {
+            sendError(ctx, req, HttpResponseStatus.CONFLICT, "request_in_progress",
+                    "this connection is still streaming the previous response");
+            return;
+        }
+        HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), Principal.ANONYMOUS, path,
+                uri.parameters()));
+        Decoded decoded = exchange.decode(req.content().toString(StandardCharsets.UTF_8));
+        HttpStream stream = new HttpStream(hub, ctx, exchange, Principal.ANONYMOUS, dialect.answersApprovals(),
+                HttpUtil.isKeepAlive(req), maxOutbound, () -> current = null);
+        current = stream;
+        if (decoded instanceof Decoded.Failure f) {
+            log.debug("bad {} request on {}: {}", dialect.id(), path, f.error().message());
+            stream.refuse(f.error());
+        } else {
+            stream.start((Decoded.Commands) decoded);
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (current != null) {
+            current.closed();
+            current = null;
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (current != null) {
+            current.writabilityChanged();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
     private void upgrade(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path) {
-        if (!req.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)) {
+        if (!isUpgrade(req)) {
             sendError(ctx, req, HttpResponseStatus.UPGRADE_REQUIRED, "upgrade_required",
                     path + " is a WebSocket endpoint; connect with a WebSocket client");
             return;

@@ -6,22 +6,29 @@ import dev.switchboard.core.spi.FrameWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.util.function.Consumer;
 
 /**
- * Writes each frame's JSON straight into a pooled buffer and queues it on the channel as a
- * text WebSocket frame (not flushed: the caller flushes once per batch).
+ * Writes each frame's JSON straight into a pooled buffer, between an optional prefix and
+ * suffix (an SSE event's {@code data: } and blank line), and hands the finished buffer to a
+ * sink that queues it on the channel (unflushed: the caller flushes once per batch).
  */
 final class NettyFrameWriter implements FrameWriter {
     private final ChannelHandlerContext ctx;
+    private final byte[] prefix;
+    private final byte[] suffix;
+    private final Consumer<ByteBuf> sink;
     private ByteBuf buf;
     private JsonGenerator generator;
-    private int written;
 
-    NettyFrameWriter(ChannelHandlerContext ctx) {
+    NettyFrameWriter(ChannelHandlerContext ctx, byte[] prefix, byte[] suffix, Consumer<ByteBuf> sink) {
         this.ctx = ctx;
+        this.prefix = prefix;
+        this.suffix = suffix;
+        this.sink = sink;
     }
 
     @Override
@@ -30,7 +37,8 @@ final class NettyFrameWriter implements FrameWriter {
             throw new IllegalStateException("begin() twice without end()");
         }
         buf = ctx.alloc().buffer(256);
-        generator = Json.FACTORY.createGenerator((java.io.OutputStream) new ByteBufOutputStream(buf));
+        buf.writeBytes(prefix);
+        generator = Json.FACTORY.createGenerator((OutputStream) new ByteBufOutputStream(buf));
         return generator;
     }
 
@@ -40,11 +48,10 @@ final class NettyFrameWriter implements FrameWriter {
             throw new IllegalStateException("end() without begin()");
         }
         generator.close();
-        ByteBuf frame = buf;
+        ByteBuf frame = buf.writeBytes(suffix);
         generator = null;
         buf = null;
-        written++;
-        ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise());
+        sink.accept(frame);
     }
 
     /** Releases a frame left half-written by an encoder that failed. */
@@ -54,12 +61,5 @@ final class NettyFrameWriter implements FrameWriter {
             buf = null;
             generator = null;
         }
-    }
-
-    /** Frames written since the last call, and resets the count. */
-    int takeWritten() {
-        int n = written;
-        written = 0;
-        return n;
     }
 }

@@ -31,10 +31,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One WebSocket connection of any dialect: decodes its frames into hub commands and encodes
@@ -50,12 +46,8 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private final String path;
     private final Map<String, List<String>> query;
     private final Principal principal;
-    private final int maxOutbound;
     private final String connectionId = Ids.next("conn");
-    private final Queue<Envelope> outbox = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger queued = new AtomicInteger();
-    private final AtomicBoolean drainScheduled = new AtomicBoolean();
-    private final Runnable drainTask = this::drain;
+    private final Outbox outbox;
 
     private volatile ChannelHandlerContext ctx;
     private volatile WireAdapter adapter;
@@ -72,13 +64,15 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         this.query = query;
         this.principal = principal;
         this.adapter = chosen;
-        this.maxOutbound = maxOutbound;
+        this.outbox = new Outbox(maxOutbound, this::encode);
     }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        this.writer = new NettyFrameWriter(ctx);
+        this.writer = new NettyFrameWriter(ctx, new byte[0], new byte[0],
+                frame -> ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise()));
+        outbox.bind(ctx);
     }
 
     /** The handshake is done: start the dialect session if the dialect is already known. */
@@ -98,6 +92,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             encoderFailed(e);
         }
         ctx.flush();
+        outbox.resume();
     }
 
     @Override
@@ -170,41 +165,21 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
 
     @Override
     public boolean deliver(Envelope envelope) {
-        if (closed) {
-            return true;
-        }
-        if (queued.incrementAndGet() > maxOutbound) {
-            queued.decrementAndGet();
-            return false;
-        }
-        outbox.add(envelope);
-        if (drainScheduled.compareAndSet(false, true)) {
-            ctx.executor().execute(drainTask);
-        }
-        return true;
+        return outbox.offer(envelope);
     }
 
-    private void drain() {
-        drainScheduled.set(false);
-        if (session == null || closed) {
-            return;
+    private void encode(Envelope e) {
+        try {
+            session.encode(e, writer);
+        } catch (IOException | RuntimeException ex) {
+            encoderFailed(ex);
         }
-        Envelope e;
-        while (ctx.channel().isWritable() && (e = outbox.poll()) != null) {
-            queued.decrementAndGet();
-            try {
-                session.encode(e, writer);
-            } catch (IOException | RuntimeException ex) {
-                encoderFailed(ex);
-            }
-        }
-        ctx.flush();
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (ctx.channel().isWritable() && !outbox.isEmpty()) {
-            drain();
+        if (ctx.channel().isWritable()) {
+            outbox.drain();
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -212,7 +187,8 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     @Override
     public void overflowed() {
         ctx.executor().execute(() -> {
-            log.info("{} fell {} events behind; closing it (it may reconnect and resume)", connectionId, maxOutbound);
+            log.info("{} fell {} events behind; closing it (it may reconnect and resume)", connectionId,
+                    outbox.capacity());
             close(WebSocketCloseStatus.TRY_AGAIN_LATER, "client too slow; reconnect and resume");
         });
     }
@@ -242,17 +218,15 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             return;
         }
         closed = true;
+        outbox.close();
         ctx.writeAndFlush(new CloseWebSocketFrame(status.code(), reason)).addListener(ChannelFutureListener.CLOSE);
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
+        outbox.close();
         hub.disconnected(this);
-        Envelope e;
-        while ((e = outbox.poll()) != null) {
-            queued.decrementAndGet();
-        }
         ctx.fireChannelInactive();
     }
 

@@ -1,0 +1,209 @@
+package dev.switchboard.server.internal;
+
+import dev.switchboard.core.Command;
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.core.spi.HttpExchange;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * One HTTP request of a dialect served over HTTP, as a hub subscriber. The response head waits
+ * for the first frame: an error answered before it becomes the whole response with the error's
+ * status; otherwise the answer is {@code 200} and either a stream of server-sent events
+ * ({@code data: <json>} and a blank line, LF only) or one JSON body.
+ */
+final class HttpStream implements Subscriber {
+    private static final Logger log = LoggerFactory.getLogger(HttpStream.class);
+    private static final byte[] SSE_PREFIX = "data: ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SSE_SUFFIX = "\n\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final ConversationHub hub;
+    private final ChannelHandlerContext ctx;
+    private final HttpExchange exchange;
+    private final Principal principal;
+    private final boolean keepAlive;
+    private final boolean answersApprovals;
+    private final Outbox outbox;
+    private final NettyFrameWriter writer;
+    private final Runnable onEnd;
+    private GatewayError pendingError;
+    private boolean headSent;
+    private boolean ended;
+
+    HttpStream(ConversationHub hub, ChannelHandlerContext ctx, HttpExchange exchange, Principal principal,
+               boolean answersApprovals, boolean keepAlive, int maxOutbound, Runnable onEnd) {
+        this.answersApprovals = answersApprovals;
+        this.hub = hub;
+        this.ctx = ctx;
+        this.exchange = exchange;
+        this.principal = principal;
+        this.keepAlive = keepAlive;
+        this.onEnd = onEnd;
+        this.outbox = new Outbox(maxOutbound, this::encode);
+        this.writer = new NettyFrameWriter(ctx, exchange.streaming() ? SSE_PREFIX : new byte[0],
+                exchange.streaming() ? SSE_SUFFIX : new byte[0], this::send);
+        outbox.bind(ctx);
+    }
+
+    /** Submits the decoded commands; on the event loop. */
+    void start(Decoded.Commands commands) {
+        outbox.resume();
+        for (Command c : commands.commands()) {
+            hub.submit(c, this);
+        }
+    }
+
+    /** Answers a decoding failure as the whole response; on the event loop. */
+    void refuse(GatewayError error) {
+        answerError(error);
+    }
+
+    private void encode(Envelope e) {
+        if (ended) {
+            return;
+        }
+        try {
+            exchange.encode(e, writer);
+        } catch (IOException | RuntimeException ex) {
+            writer.abort();
+            log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+        }
+        if (exchange.done()) {
+            end();
+        }
+    }
+
+    private void answerError(GatewayError error) {
+        if (ended) {
+            return;
+        }
+        pendingError = headSent ? null : error;
+        try {
+            exchange.encodeError(error, writer);
+        } catch (IOException | RuntimeException ex) {
+            writer.abort();
+            log.error("HTTP error encoder failed", ex);
+        }
+        pendingError = null;
+        if (exchange.done()) {
+            end();
+        } else {
+            ctx.flush();
+        }
+    }
+
+    /** Sends one finished frame: the head first if it is the first. */
+    private void send(ByteBuf frame) {
+        if (!headSent && (pendingError != null || !exchange.streaming())) {
+            HttpResponseStatus status = pendingError != null
+                    ? HttpResponseStatus.valueOf(pendingError.code().httpStatus()) : HttpResponseStatus.OK;
+            FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, frame);
+            res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+            HttpUtil.setContentLength(res, frame.readableBytes());
+            HttpUtil.setKeepAlive(res, keepAlive);
+            headSent = true;
+            ctx.write(res);
+            return;
+        }
+        if (!headSent) {
+            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+            head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
+            head.headers().set("X-Accel-Buffering", "no");
+            HttpUtil.setTransferEncodingChunked(head, true);
+            HttpUtil.setKeepAlive(head, keepAlive);
+            headSent = true;
+            ctx.write(head);
+        }
+        ctx.write(new DefaultHttpContent(frame));
+    }
+
+    /** Ends the response and leaves the hub; on the event loop. */
+    private void end() {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        outbox.close();
+        hub.disconnected(this);
+        var done = headSent && exchange.streaming()
+                ? ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT)
+                : ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER);
+        if (!keepAlive) {
+            done.addListener(ChannelFutureListener.CLOSE);
+        }
+        onEnd.run();
+    }
+
+    /** The client went away before the end: leave the hub (any run goes on). */
+    void closed() {
+        if (!ended) {
+            ended = true;
+            outbox.close();
+            hub.disconnected(this);
+        }
+    }
+
+    void writabilityChanged() {
+        if (ctx.channel().isWritable()) {
+            outbox.drain();
+        }
+    }
+
+    // ---- Subscriber ----------------------------------------------------------------------
+
+    @Override
+    public Principal principal() {
+        return principal;
+    }
+
+    @Override
+    public boolean answersApprovals() {
+        return answersApprovals;
+    }
+
+    @Override
+    public boolean deliver(Envelope envelope) {
+        return outbox.offer(envelope);
+    }
+
+    @Override
+    public void overflowed() {
+        ctx.executor().execute(() -> {
+            log.info("an HTTP stream fell {} events behind; ending it", outbox.capacity());
+            if (!ended) {
+                ended = true;
+                outbox.close();
+                ctx.close();
+                onEnd.run();
+            }
+        });
+    }
+
+    @Override
+    public void reject(GatewayError error) {
+        ctx.executor().execute(() -> answerError(error));
+    }
+}
