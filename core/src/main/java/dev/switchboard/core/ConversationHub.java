@@ -571,7 +571,9 @@ public final class ConversationHub implements AutoCloseable {
             }
             case TOOL_CALL_COMPLETED -> {
                 Event.ToolCallCompleted tc = (Event.ToolCallCompleted) e;
-                m = new InputMessage(Ids.next("msg"), Role.ASSISTANT, "",
+                // Keyed by the tool call id: AG-UI clients name the message of a parentless call so,
+                // and send it back with the history of the next run.
+                m = new InputMessage(tc.toolCallId(), Role.ASSISTANT, "",
                         List.of(new ToolCallRef(tc.toolCallId(), tc.toolName(), tc.arguments().toString())), null, null);
             }
             case TOOL_RESULT -> {
