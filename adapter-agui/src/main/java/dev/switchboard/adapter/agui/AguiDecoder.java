@@ -50,7 +50,7 @@ final class AguiDecoder {
         this.form = form;
     }
 
-    /** Bad input found while decoding; caught in {@link #decode} and never thrown out of it. */
+    /** Bad input found while decoding; caught in {@link #decodeFrame} and never thrown out of it. */
     private static final class Refused extends Exception {
         final transient Decoded.Failure failure;
 
@@ -121,14 +121,11 @@ final class AguiDecoder {
 
     private Decoded approvalResponse(JsonNode root, JsonNode type) throws Refused {
         JsonNode name = root.get("name");
-        if (!"CUSTOM".equals(type.textValue()) || name == null || !APPROVAL_RESPONSE.equals(name.textValue())) {
-            String shown = echo(type) + ("CUSTOM".equals(type.textValue()) ? " named " + echo(name) : "");
-            return new Decoded.Failure(new GatewayError(ErrorCode.UNKNOWN_TYPE,
-                    "unknown message type " + shown + "; a client sends a RunAgentInput (no type) or a CUSTOM event named "
-                            + APPROVAL_RESPONSE,
-                    "CUSTOM".equals(type.textValue())
-                            ? Map.of("type", "CUSTOM", "name", echo(name))
-                            : Map.of("type", echo(type))));
+        if (!"CUSTOM".equals(type.textValue())) {
+            return unknownType("unknown message type " + echo(type), Map.of("type", echo(type)));
+        }
+        if (name == null || !APPROVAL_RESPONSE.equals(name.textValue())) {
+            return unknownType("unknown CUSTOM event " + echo(name), Map.of("type", "CUSTOM", "name", echo(name)));
         }
         JsonNode value = root.get("value");
         if (absent(value)) {
@@ -150,6 +147,11 @@ final class AguiDecoder {
             checkLength(feedback, "value.feedback");
         }
         return Decoded.of(new Command.DecideApproval(approvalId, approved.booleanValue(), feedback, null));
+    }
+
+    private static Decoded unknownType(String what, Map<String, String> details) {
+        return new Decoded.Failure(new GatewayError(ErrorCode.UNKNOWN_TYPE, what
+                + "; a client sends a RunAgentInput (no type) or a CUSTOM event named " + APPROVAL_RESPONSE, details));
     }
 
     // ---- RunAgentInput --------------------------------------------------------------------

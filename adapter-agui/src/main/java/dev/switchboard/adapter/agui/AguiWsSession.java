@@ -72,7 +72,12 @@ final class AguiWsSession implements DialectSession {
 
     /** The run this event belongs to; a run this connection joined midway is met here first. */
     private AguiRun run(Envelope envelope) {
-        return runs.computeIfAbsent(envelope.runId(), id -> new AguiRun(envelope.conversationId(), id));
+        AguiRun run = runs.get(envelope.runId());
+        if (run == null) {
+            run = new AguiRun(envelope.conversationId(), envelope.runId());
+            runs.put(envelope.runId(), run);
+        }
+        return run;
     }
 
     private AguiRun end(Envelope envelope) {
