@@ -77,8 +77,11 @@ final class AguiDecoder {
                 && APPROVAL_RESPONSE.equals(root.path("name").textValue());
     }
 
-    /** What a {@code RunAgentInput} asked for: its thread, run, parent run and starting state. */
-    record RunInput(String threadId, String runId, String parentRunId, JsonNode state) {
+    /**
+     * What a {@code RunAgentInput} asked for: its thread, run, parent run and starting state, and
+     * whether it resumes an interrupted run rather than starting one.
+     */
+    record RunInput(String threadId, String runId, String parentRunId, JsonNode state, boolean resumes) {
     }
 
     /** A decoded frame, and the run input it carried if it was one. */
@@ -171,8 +174,8 @@ final class AguiDecoder {
         JsonNode forwardedProps = present(input.get("forwardedProps"));
         List<Command.DecideApproval> decisions = resume(input.get("resume"));
 
-        RunInput asked = new RunInput(threadId, runId, parentRunId, state);
-        if (!decisions.isEmpty()) {
+        RunInput asked = new RunInput(threadId, runId, parentRunId, state, !decisions.isEmpty());
+        if (asked.resumes()) {
             // A resume continues the interrupted run: this request joins the conversation's live
             // events first, so it sees everything the continued run emits once the hub resumes it.
             return new Decoding(Decoded.of(new Command.Subscribe(threadId, -1, false),

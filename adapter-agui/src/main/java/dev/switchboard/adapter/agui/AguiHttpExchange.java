@@ -24,6 +24,8 @@ final class AguiHttpExchange implements HttpExchange {
 
     private AguiDecoder.RunInput input;
 
+    /** The core run this stream shows: the input's own, or for a resume the run that continues. */
+    private String coreRunId;
     /** The run this stream writes; null until the first frame. */
     private AguiRun run;
     private boolean done;
@@ -38,6 +40,7 @@ final class AguiHttpExchange implements HttpExchange {
         AguiDecoder.Decoding decoding = decoder.decodeFrame(text);
         if (decoding.input() != null) {
             input = decoding.input();
+            coreRunId = input.resumes() ? null : input.runId();
         }
         return decoding.result();
     }
@@ -55,6 +58,13 @@ final class AguiHttpExchange implements HttpExchange {
     @Override
     public void encode(Envelope envelope, FrameWriter out) throws IOException {
         if (done) {
+            return;
+        }
+        if (coreRunId == null) {
+            coreRunId = envelope.runId();
+        } else if (!coreRunId.equals(envelope.runId())) {
+            // Another run of the thread, such as a pending approval shown again when this
+            // request joined it: not part of this stream.
             return;
         }
         Event event = envelope.event();

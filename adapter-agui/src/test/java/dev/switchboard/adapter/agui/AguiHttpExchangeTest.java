@@ -164,11 +164,44 @@ class AguiHttpExchangeTest {
     }
 
     @Test
-    void eventsOfAnotherCoreRunGoOutUnderTheInputsRunId() {
-        List<JsonNode> frames = http.encode("thread-1", "run-core-7", new Event.ApprovalResolved("a", true, null, "x"),
-                new Event.RunFinished());
+    void resumedRunGoesOutUnderTheResumingInputsRunId() {
+        AguiTesting resume = AguiTesting.http();
+        resume.decode("""
+                {"threadId":"thread-1","runId":"run-2","messages":[],
+                 "resume":[{"interruptId":"appr-1","status":"resolved","payload":{"approved":true}}]}""");
 
-        assertThat(frames).allSatisfy(f -> assertThat(f.get("runId").textValue()).isEqualTo("run-1"));
+        List<JsonNode> frames = resume.encode("thread-1", "run-1", new Event.ApprovalResolved("appr-1", true, null, "x"),
+                new Event.StepStarted("executing_tools"), new Event.RunFinished());
+
+        assertThat(types(frames)).containsExactly("RUN_STARTED", "STEP_STARTED:executing_tools",
+                "STEP_FINISHED:executing_tools", "RUN_FINISHED:success");
+        assertThat(frames).filteredOn(f -> f.has("runId"))
+                .allSatisfy(f -> assertThat(f.get("runId").textValue()).isEqualTo("run-2"));
+    }
+
+    @Test
+    void eventsOfOtherRunsOfTheThreadAreNotPartOfTheStream() {
+        List<JsonNode> frames = new ArrayList<>();
+        frames.addAll(http.encode("thread-1", "run-0", new Event.ApprovalRequested("appr-0", "call-0", "old", null,
+                null, null, RiskLevel.LOW)));
+        frames.addAll(http.encode("thread-1", "run-1", new Event.RunStarted(null)));
+        frames.addAll(http.encode("thread-1", "run-0", new Event.StepStarted("elsewhere")));
+        frames.addAll(http.encode("thread-1", "run-1", new Event.RunFinished()));
+
+        assertThat(types(frames)).containsExactly("RUN_STARTED", "RUN_FINISHED:success");
+    }
+
+    @Test
+    void resumeStreamShowsOnlyTheRunThatContinues() {
+        AguiTesting resume = AguiTesting.http();
+        resume.decode("""
+                {"threadId":"thread-1","runId":"run-2","messages":[],
+                 "resume":[{"interruptId":"appr-1","status":"resolved","payload":{"approved":true}}]}""");
+
+        resume.encode("thread-1", "run-1", new Event.ApprovalResolved("appr-1", true, null, "x"));
+
+        assertThat(resume.encode("thread-1", "run-9", new Event.RunFinished())).isEmpty();
+        assertThat(types(resume.encode("thread-1", "run-1", new Event.RunFinished()))).containsExactly("RUN_FINISHED:success");
     }
 
     @Test
