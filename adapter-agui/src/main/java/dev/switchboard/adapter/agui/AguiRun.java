@@ -1,0 +1,149 @@
+package dev.switchboard.adapter.agui;
+
+import dev.switchboard.core.Event;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.spi.FrameWriter;
+
+import java.io.IOException;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * One AG-UI run as one connection writes it: the thread and run ids it goes out under, and the
+ * step, text messages and tool calls it has open, so that every {@code *_END} and
+ * {@code STEP_FINISHED} pairs with a start and nothing is left open when the run ends.
+ *
+ * <p>Both transports translate the events inside a run here; how a run starts and ends, and how an
+ * approval is asked for, is theirs.
+ */
+final class AguiRun {
+    final String threadId;
+    final String runId;
+
+    private String openStep;
+    private final Set<String> openMessages = new LinkedHashSet<>();
+    private final Set<String> openToolCalls = new LinkedHashSet<>();
+
+    AguiRun(String threadId, String runId) {
+        this.threadId = threadId;
+        this.runId = runId;
+    }
+
+    /**
+     * Writes the events for one core event inside the run. Run starts and ends, approvals and
+     * approval decisions are the transport's and write nothing here.
+     */
+    void encode(Event event, long timestamp, FrameWriter out) throws IOException {
+        switch (event.kind()) {
+            case STEP_STARTED -> {
+                // The profile allows one step at a time, and the official client refuses a second
+                // STEP_STARTED of a step that is still open.
+                closeStep(timestamp, out);
+                openStep = ((Event.StepStarted) event).stepName();
+                AguiEvents.stepStarted(out, timestamp, openStep);
+            }
+            case STEP_FINISHED -> {
+                if (((Event.StepFinished) event).stepName().equals(openStep)) {
+                    closeStep(timestamp, out);
+                }
+            }
+            case MESSAGE_STARTED -> {
+                Event.MessageStarted started = (Event.MessageStarted) event;
+                if (openMessages.add(started.messageId())) {
+                    AguiEvents.textMessageStart(out, timestamp, started.messageId(), textRole(started.role()));
+                }
+            }
+            case TEXT_DELTA -> {
+                Event.TextDelta delta = (Event.TextDelta) event;
+                openMessage(delta.messageId(), timestamp, out);
+                AguiEvents.textMessageContent(out, timestamp, delta.messageId(), delta.delta());
+            }
+            case MESSAGE_COMPLETED -> {
+                Event.MessageCompleted done = (Event.MessageCompleted) event;
+                if (!openMessages.contains(done.messageId())) {
+                    // A message this connection saw no delta of (it joined late, or the runtime
+                    // sends whole messages): sent whole.
+                    openMessage(done.messageId(), timestamp, out);
+                    if (!done.text().isEmpty()) {
+                        AguiEvents.textMessageContent(out, timestamp, done.messageId(), done.text());
+                    }
+                }
+                openMessages.remove(done.messageId());
+                AguiEvents.textMessageEnd(out, timestamp, done.messageId());
+            }
+            case TOOL_CALL_STARTED -> {
+                Event.ToolCallStarted started = (Event.ToolCallStarted) event;
+                if (openToolCalls.add(started.toolCallId())) {
+                    AguiEvents.toolCallStart(out, timestamp, started.toolCallId(), started.toolName(),
+                            started.parentMessageId());
+                }
+            }
+            case TOOL_CALL_ARGS -> {
+                // Arguments of a call whose start this connection did not see have no name to start
+                // it with; TOOL_CALL_COMPLETED sends them whole instead.
+                Event.ToolCallArgs args = (Event.ToolCallArgs) event;
+                if (openToolCalls.contains(args.toolCallId()) && !args.delta().isEmpty()) {
+                    AguiEvents.toolCallArgs(out, timestamp, args.toolCallId(), args.delta());
+                }
+            }
+            case TOOL_CALL_COMPLETED -> {
+                Event.ToolCallCompleted done = (Event.ToolCallCompleted) event;
+                if (!openToolCalls.remove(done.toolCallId())) {
+                    AguiEvents.toolCallStart(out, timestamp, done.toolCallId(), done.toolName(), null);
+                    AguiEvents.toolCallArgs(out, timestamp, done.toolCallId(), done.arguments().toString());
+                }
+                AguiEvents.toolCallEnd(out, timestamp, done.toolCallId());
+            }
+            case TOOL_RESULT -> {
+                Event.ToolResult result = (Event.ToolResult) event;
+                if (openToolCalls.remove(result.toolCallId())) {
+                    AguiEvents.toolCallEnd(out, timestamp, result.toolCallId());
+                }
+                AguiEvents.toolCallResult(out, timestamp, result.messageId(), result.toolCallId(), result.content());
+            }
+            case STATE_SNAPSHOT -> AguiEvents.stateSnapshot(out, timestamp, ((Event.StateSnapshot) event).state());
+            case STATE_DELTA -> AguiEvents.stateDelta(out, timestamp, ((Event.StateDelta) event).patch());
+            case CUSTOM -> {
+                Event.Custom custom = (Event.Custom) event;
+                AguiEvents.custom(out, timestamp, custom.name(), custom.value());
+            }
+            case RUN_STARTED, APPROVAL_REQUESTED, APPROVAL_RESOLVED, RUN_FINISHED, RUN_FAILED -> {
+            }
+        }
+    }
+
+    /**
+     * Ends whatever is open, innermost first: tool calls, text messages, then the step. The
+     * official client refuses a RUN_FINISHED while any of them is open.
+     */
+    void closeOpen(long timestamp, FrameWriter out) throws IOException {
+        for (String toolCallId : openToolCalls) {
+            AguiEvents.toolCallEnd(out, timestamp, toolCallId);
+        }
+        openToolCalls.clear();
+        for (String messageId : openMessages) {
+            AguiEvents.textMessageEnd(out, timestamp, messageId);
+        }
+        openMessages.clear();
+        closeStep(timestamp, out);
+    }
+
+    private void closeStep(long timestamp, FrameWriter out) throws IOException {
+        if (openStep != null) {
+            String step = openStep;
+            openStep = null;
+            AguiEvents.stepFinished(out, timestamp, step);
+        }
+    }
+
+    private void openMessage(String messageId, long timestamp, FrameWriter out) throws IOException {
+        if (openMessages.add(messageId)) {
+            AguiEvents.textMessageStart(out, timestamp, messageId, "assistant");
+        }
+    }
+
+    /** A text message's role; AG-UI streams tool output as TOOL_CALL_RESULT, never as text. */
+    private static String textRole(Role role) {
+        return role == Role.TOOL ? "assistant" : role.wireName();
+    }
+}

@@ -1,0 +1,476 @@
+package dev.switchboard.adapter.agui;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.core.Command;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.spi.Decoded;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static dev.switchboard.adapter.agui.AguiTesting.fixture;
+import static dev.switchboard.adapter.agui.AguiTesting.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Decoding run inputs and approval responses on both transports, and refusing bad ones. */
+class AguiDecoderTest {
+    private static final String MINIMAL = "{\"threadId\":\"t1\",\"runId\":\"r1\",\"messages\":[{\"id\":\"m1\",\"role\":\"user\",\"content\":\"hi\"}]}";
+
+    private static List<Command> commands(AguiTesting side, String text) {
+        Decoded decoded = side.decode(text);
+        assertThat(decoded).as("decoding %s", text).isInstanceOf(Decoded.Commands.class);
+        return ((Decoded.Commands) decoded).commands();
+    }
+
+    private static Command.StartRun startRun(AguiTesting side, String text) {
+        List<Command> commands = commands(side, text);
+        assertThat(commands).singleElement().isInstanceOf(Command.StartRun.class);
+        return (Command.StartRun) commands.get(0);
+    }
+
+    private static GatewayError failure(AguiTesting side, String text) {
+        Decoded decoded = side.decode(text);
+        assertThat(decoded).as("decoding %s", text).isInstanceOf(Decoded.Failure.class);
+        return ((Decoded.Failure) decoded).error();
+    }
+
+    /** The minimal valid 1.0 input with one field replaced (or removed, for a null value). */
+    private static String with(String field, String valueJson) {
+        ObjectNode input = (ObjectNode) json(MINIMAL);
+        if (valueJson == null) {
+            input.remove(field);
+        } else {
+            input.set(field, json(valueJson));
+        }
+        return input.toString();
+    }
+
+    /** The minimal valid 1.0 input whose only message is this one. */
+    private static String withMessage(String messageJson) {
+        return with("messages", "[" + messageJson + "]");
+    }
+
+    // ---- AGORA profile (WebSocket) --------------------------------------------------------
+
+    @Test
+    void profileRunAgentInputDecodesToStartRunWithAGeneratedMessageId() {
+        Command.StartRun run = startRun(AguiTesting.ws(), fixture("run_agent_input.json"));
+
+        assertThat(run.conversationId()).isEqualTo("abc123-...");
+        assertThat(run.runId()).isEqualTo("run-456-...");
+        assertThat(run.parentRunId()).isNull();
+        assertThat(run.messages()).singleElement().satisfies(m -> {
+            assertThat(m.id()).startsWith("msg_");
+            assertThat(m.role()).isEqualTo(Role.USER);
+            assertThat(m.content()).isEqualTo("What are the food safety regulations?");
+        });
+        assertThat(run.tools()).isEmpty();
+        assertThat(run.context()).isEqualTo(Json.object());
+        assertThat(run.state()).isNull();
+        assertThat(run.forwardedProps()).isNull();
+        assertThat(run.metadata()).isNull();
+    }
+
+    @Test
+    void profileInputWithoutRunIdGetsAGeneratedRunId() {
+        Command.StartRun first = startRun(AguiTesting.ws(),
+                "{\"threadId\":\"t1\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        Command.StartRun second = startRun(AguiTesting.ws(),
+                "{\"threadId\":\"t1\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+
+        assertThat(first.runId()).startsWith("run_").isNotEqualTo(second.runId());
+        assertThat(first.context()).isNull();
+    }
+
+    @Test
+    void profileInputMayLeaveOutToolDescriptions() {
+        Command.StartRun run = startRun(AguiTesting.ws(),
+                "{\"threadId\":\"t1\",\"messages\":[],\"tools\":[{\"name\":\"search\"}]}");
+
+        assertThat(run.tools()).singleElement().satisfies(t -> {
+            assertThat(t.name()).isEqualTo("search");
+            assertThat(t.description()).isEmpty();
+            assertThat(t.parameters()).isEqualTo(Json.object());
+        });
+    }
+
+    @Test
+    void officialInputIsAcceptedOnTheWebSocketToo() {
+        Command.StartRun run = startRun(AguiTesting.ws(), fixture("official_run_agent_input.json"));
+
+        assertThat(run.runId()).isEqualTo("run-2");
+        assertThat(run.messages()).hasSize(7);
+        assertThat(run.context()).isEqualTo(json("[{\"description\":\"establishment\",\"value\":\"Restaurant De Gouden Leeuw\"}]"));
+    }
+
+    @Test
+    void profileApprovalResponseDecodesToDecideApproval() {
+        assertThat(commands(AguiTesting.ws(), fixture("tool_approval_response.json"))).containsExactly(
+                new Command.DecideApproval("appr-xyz789", true, "Looks good, proceed with report generation", null));
+    }
+
+    @Test
+    void approvalResponseWithoutFeedbackHasNullFeedback() {
+        assertThat(commands(AguiTesting.ws(), "{\"type\":\"CUSTOM\",\"name\":\"agora:tool_approval_response\","
+                + "\"value\":{\"approvalId\":\"a1\",\"approved\":false,\"feedback\":null}}"))
+                .containsExactly(new Command.DecideApproval("a1", false, null, null));
+    }
+
+    static Stream<Arguments> badApprovalResponses() {
+        String prefix = "{\"type\":\"CUSTOM\",\"name\":\"agora:tool_approval_response\"";
+        return Stream.of(
+                Arguments.of(prefix + "}", ErrorCode.MISSING_FIELD, "value"),
+                Arguments.of(prefix + ",\"value\":\"yes\"}", ErrorCode.INVALID_FIELD, "value"),
+                Arguments.of(prefix + ",\"value\":{\"approved\":true}}", ErrorCode.MISSING_FIELD, "value.approvalId"),
+                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"\",\"approved\":true}}", ErrorCode.INVALID_FIELD,
+                        "value.approvalId"),
+                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\"}}", ErrorCode.MISSING_FIELD, "value.approved"),
+                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\",\"approved\":\"true\"}}", ErrorCode.INVALID_FIELD,
+                        "value.approved"),
+                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\",\"approved\":true,\"feedback\":7}}",
+                        ErrorCode.INVALID_FIELD, "value.feedback"),
+                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\",\"approved\":true,\"feedback\":\""
+                        + "x".repeat(10_001) + "\"}}", ErrorCode.INVALID_FIELD, "value.feedback"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badApprovalResponses")
+    void badApprovalResponseIsRefusedNamingTheField(String text, ErrorCode code, String field) {
+        GatewayError error = failure(AguiTesting.ws(), text);
+
+        assertThat(error.code()).isEqualTo(code);
+        assertThat(error.details()).isEqualTo(Map.of("field", field));
+    }
+
+    @Test
+    void anyOtherTypedMessageOnTheWebSocketGetsUnknownType() {
+        GatewayError error = failure(AguiTesting.ws(), "{\"type\":\"user_message\",\"content\":\"hi\"}");
+
+        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
+        assertThat(error.details()).isEqualTo(Map.of("type", "user_message"));
+        assertThat(error.message()).contains("user_message", "agora:tool_approval_response");
+    }
+
+    @Test
+    void customEventWithAnotherNameGetsUnknownType() {
+        GatewayError error = failure(AguiTesting.ws(), "{\"type\":\"CUSTOM\",\"name\":\"agora:error\",\"value\":{}}");
+
+        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
+        assertThat(error.details()).isEqualTo(Map.of("type", "CUSTOM", "name", "agora:error"));
+    }
+
+    @Test
+    void longUnknownTypeIsCutShortInTheError() {
+        GatewayError error = failure(AguiTesting.ws(), "{\"type\":\"" + "T".repeat(500) + "\"}");
+
+        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
+        assertThat(error.details().get("type")).hasSize(65).endsWith("…");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"threadId\":\"t1\"}", "{\"threadId\":\"t1\",\"messages\":null}"})
+    void profileInputWithoutMessagesGetsMissingField(String text) {
+        GatewayError error = failure(AguiTesting.ws(), text);
+
+        assertThat(error.code()).isEqualTo(ErrorCode.MISSING_FIELD);
+        assertThat(error.details()).isEqualTo(Map.of("field", "messages"));
+    }
+
+    // ---- official 1.0 (HTTP) ----------------------------------------------------------------
+
+    @Test
+    void officialInputWithEveryMessageRoleDecodesToStartRun() {
+        Command.StartRun run = startRun(AguiTesting.http(), fixture("official_run_agent_input.json"));
+
+        assertThat(run.conversationId()).isEqualTo("thread-1");
+        assertThat(run.runId()).isEqualTo("run-2");
+        assertThat(run.parentRunId()).isEqualTo("run-1");
+        assertThat(run.messages()).containsExactly(
+                new InputMessage("m-dev", Role.DEVELOPER, "Answer in Dutch when asked in Dutch.", List.of(), null, null),
+                new InputMessage("m-sys", Role.SYSTEM, "You are a food safety inspector's assistant.", List.of(), null,
+                        "policy"),
+                new InputMessage("m-user-1", Role.USER, "Search the storage rules.", List.of(), null, "inspector"),
+                new InputMessage("m-asst-1", Role.ASSISTANT, "",
+                        List.of(new ToolCallRef("call-1", "search_regulations", "{\"query\":\"storage\"}")), null, null),
+                new InputMessage("m-tool-1", Role.TOOL, "Found 5 relevant regulations", List.of(), "call-1", null),
+                new InputMessage("m-asst-2", Role.ASSISTANT, "I found 5 regulations.", List.of(), null, null),
+                new InputMessage("m-user-2", Role.USER, "What does this label say? Is it compliant?", List.of(), null,
+                        null));
+        assertThat(run.tools()).hasSize(2);
+        assertThat(run.tools().get(0).name()).isEqualTo("generate_inspection_report");
+        assertThat(run.tools().get(0).description()).isEqualTo("Generates official PDF inspection report");
+        assertThat(run.tools().get(0).parameters()).isEqualTo(json("""
+                {"type":"object","properties":{"inspection_id":{"type":"string"}},"required":["inspection_id"]}"""));
+        assertThat(run.tools().get(1).parameters()).isEqualTo(Json.object());
+        assertThat(run.context()).isEqualTo(json("[{\"description\":\"establishment\",\"value\":\"Restaurant De Gouden Leeuw\"}]"));
+        assertThat(run.state()).isEqualTo(json("{\"inspectionId\":\"INS-2024-001\",\"step\":3}"));
+        assertThat(run.forwardedProps()).isEqualTo(json("{\"locale\":\"nl-NL\"}"));
+        assertThat(run.metadata()).isNull();
+    }
+
+    @Test
+    void reasoningAndActivityMessagesAreAcceptedButNotPassedOn() {
+        Command.StartRun run = startRun(AguiTesting.http(), fixture("official_run_agent_input.json"));
+
+        assertThat(run.messages()).extracting(InputMessage::id).doesNotContain("m-reason-1", "m-act-1");
+    }
+
+    @Test
+    void resumeDecodesToSubscribeThenResumeOfEveryDecision() {
+        List<Command> commands = commands(AguiTesting.http(), fixture("official_resume_input.json"));
+
+        assertThat(commands).containsExactly(
+                new Command.Subscribe("thread-1", -1, false),
+                new Command.Resume("thread-1", List.of(
+                        new Command.DecideApproval("appr-1", true, "Go ahead",
+                                json("{\"approved\":true,\"feedback\":\"Go ahead\"}")),
+                        new Command.DecideApproval("appr-2", false, null, null),
+                        new Command.DecideApproval("appr-3", false, "Not yet", json("{\"comment\":\"Not yet\"}")),
+                        new Command.DecideApproval("appr-4", false, "Wrong establishment",
+                                json("{\"approved\":false,\"feedback\":\"Wrong establishment\"}")))));
+    }
+
+    @Test
+    void cancelledInterruptIsRejectedEvenWithAnApprovingPayload() {
+        List<Command> commands = commands(AguiTesting.http(), with("resume",
+                "[{\"interruptId\":\"a1\",\"status\":\"cancelled\",\"payload\":{\"approved\":true}}]"));
+
+        assertThat(((Command.Resume) commands.get(1)).decisions().get(0).approved()).isFalse();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"true", "\"yes\"", "{\"approved\":\"true\"}", "{\"approved\":1}", "[true]"})
+    void resolvedInterruptApprovesOnlyWithAnApprovedTruePayload(String payload) {
+        List<Command> commands = commands(AguiTesting.http(), with("resume",
+                "[{\"interruptId\":\"a1\",\"status\":\"resolved\",\"payload\":" + payload + "}]"));
+
+        assertThat(((Command.Resume) commands.get(1)).decisions().get(0).approved()).isFalse();
+    }
+
+    @Test
+    void emptyResumeStartsAnOrdinaryRun() {
+        assertThat(startRun(AguiTesting.http(), with("resume", "[]")).runId()).isEqualTo("r1");
+    }
+
+    @Test
+    void optionalFieldsSentAsNullCountAsAbsent() {
+        Command.StartRun run = startRun(AguiTesting.http(), "{\"threadId\":\"t1\",\"runId\":\"r1\",\"parentRunId\":null,"
+                + "\"state\":null,\"tools\":null,\"context\":null,\"forwardedProps\":null,\"resume\":null,"
+                + "\"messages\":[{\"id\":\"m1\",\"role\":\"assistant\",\"content\":null,\"toolCalls\":null,\"name\":null}]}");
+
+        assertThat(run.parentRunId()).isNull();
+        assertThat(run.state()).isNull();
+        assertThat(run.tools()).isEmpty();
+        assertThat(run.context()).isNull();
+        assertThat(run.forwardedProps()).isNull();
+        assertThat(run.messages()).containsExactly(InputMessage.text("m1", Role.ASSISTANT, ""));
+    }
+
+    @Test
+    void stateAndForwardedPropsMayBeAnyJsonValue() {
+        Command.StartRun run = startRun(AguiTesting.http(), "{\"threadId\":\"t1\",\"runId\":\"r1\",\"messages\":[],"
+                + "\"state\":[1,2],\"forwardedProps\":\"x\"}");
+
+        assertThat(run.state()).isEqualTo(json("[1,2]"));
+        assertThat(run.forwardedProps()).isEqualTo(json("\"x\""));
+    }
+
+    @Test
+    void typeFieldIsNotSpecialOnHttp() {
+        GatewayError error = failure(AguiTesting.http(), fixture("tool_approval_response.json"));
+
+        assertThat(error.code()).isEqualTo(ErrorCode.MISSING_FIELD);
+        assertThat(error.details()).isEqualTo(Map.of("field", "threadId"));
+    }
+
+    static Stream<Arguments> badOfficialInputs() {
+        return Stream.of(
+                Arguments.of("no threadId", with("threadId", null), ErrorCode.MISSING_FIELD, "threadId"),
+                Arguments.of("null threadId", with("threadId", "null"), ErrorCode.MISSING_FIELD, "threadId"),
+                Arguments.of("numeric threadId", with("threadId", "42"), ErrorCode.INVALID_FIELD, "threadId"),
+                Arguments.of("empty threadId", with("threadId", "\"\""), ErrorCode.INVALID_FIELD, "threadId"),
+                Arguments.of("no runId", with("runId", null), ErrorCode.MISSING_FIELD, "runId"),
+                Arguments.of("object runId", with("runId", "{}"), ErrorCode.INVALID_FIELD, "runId"),
+                Arguments.of("no messages", with("messages", null), ErrorCode.MISSING_FIELD, "messages"),
+                Arguments.of("messages object", with("messages", "{}"), ErrorCode.INVALID_FIELD, "messages"),
+                Arguments.of("numeric parentRunId", with("parentRunId", "1"), ErrorCode.INVALID_FIELD, "parentRunId"),
+                Arguments.of("numeric protocolVersion", with("protocolVersion", "1.0"), ErrorCode.INVALID_FIELD,
+                        "protocolVersion"),
+                Arguments.of("message not an object", withMessage("\"hi\""), ErrorCode.INVALID_FIELD, "messages[0]"),
+                Arguments.of("message without role", withMessage("{\"id\":\"m1\",\"content\":\"hi\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].role"),
+                Arguments.of("unknown role", withMessage("{\"id\":\"m1\",\"role\":\"robot\",\"content\":\"hi\"}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].role"),
+                Arguments.of("numeric role", withMessage("{\"id\":\"m1\",\"role\":1,\"content\":\"hi\"}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].role"),
+                Arguments.of("message without id", withMessage("{\"role\":\"user\",\"content\":\"hi\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].id"),
+                Arguments.of("numeric message id", withMessage("{\"id\":1,\"role\":\"user\",\"content\":\"hi\"}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].id"),
+                Arguments.of("numeric name", withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":\"hi\",\"name\":1}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].name"),
+                Arguments.of("user without content", withMessage("{\"id\":\"m1\",\"role\":\"user\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content"),
+                Arguments.of("numeric user content", withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":5}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].content"),
+                Arguments.of("content part not an object",
+                        withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":[\"hi\"]}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].content[0]"),
+                Arguments.of("content part without type",
+                        withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content[0].type"),
+                Arguments.of("text part without text",
+                        withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content[0].text"),
+                Arguments.of("system without content", withMessage("{\"id\":\"m1\",\"role\":\"system\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content"),
+                Arguments.of("developer content parts",
+                        withMessage("{\"id\":\"m1\",\"role\":\"developer\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].content"),
+                Arguments.of("numeric assistant content",
+                        withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"content\":1}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].content"),
+                Arguments.of("toolCalls object",
+                        withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":{}}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls"),
+                Arguments.of("tool call of another type", withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":"
+                        + "[{\"id\":\"c1\",\"type\":\"web\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls[0].type"),
+                Arguments.of("tool call without function", withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":"
+                        + "[{\"id\":\"c1\",\"type\":\"function\"}]}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].toolCalls[0].function"),
+                Arguments.of("tool call arguments as an object", withMessage("{\"id\":\"m1\",\"role\":\"assistant\","
+                        + "\"toolCalls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{}}}]}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls[0].function.arguments"),
+                Arguments.of("tool message without toolCallId",
+                        withMessage("{\"id\":\"m1\",\"role\":\"tool\",\"content\":\"ok\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].toolCallId"),
+                Arguments.of("tool message without content",
+                        withMessage("{\"id\":\"m1\",\"role\":\"tool\",\"toolCallId\":\"c1\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content"),
+                Arguments.of("activity with array content", withMessage(
+                        "{\"id\":\"m1\",\"role\":\"activity\",\"activityType\":\"p\",\"content\":[]}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].content"),
+                Arguments.of("activity without type",
+                        withMessage("{\"id\":\"m1\",\"role\":\"activity\",\"content\":{}}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].activityType"),
+                Arguments.of("tools object", with("tools", "{}"), ErrorCode.INVALID_FIELD, "tools"),
+                Arguments.of("tool without name", with("tools", "[{\"description\":\"d\"}]"),
+                        ErrorCode.MISSING_FIELD, "tools[0].name"),
+                Arguments.of("tool without description", with("tools", "[{\"name\":\"n\"}]"),
+                        ErrorCode.MISSING_FIELD, "tools[0].description"),
+                Arguments.of("context object", with("context", "{}"), ErrorCode.INVALID_FIELD, "context"),
+                Arguments.of("context item without value", with("context", "[{\"description\":\"d\"}]"),
+                        ErrorCode.MISSING_FIELD, "context[0].value"),
+                Arguments.of("context value object", with("context", "[{\"description\":\"d\",\"value\":{}}]"),
+                        ErrorCode.INVALID_FIELD, "context[0].value"),
+                Arguments.of("resume object", with("resume", "{}"), ErrorCode.INVALID_FIELD, "resume"),
+                Arguments.of("resume without interruptId", with("resume", "[{\"status\":\"resolved\"}]"),
+                        ErrorCode.MISSING_FIELD, "resume[0].interruptId"),
+                Arguments.of("resume without status", with("resume", "[{\"interruptId\":\"a1\"}]"),
+                        ErrorCode.MISSING_FIELD, "resume[0].status"),
+                Arguments.of("resume status approved", with("resume", "[{\"interruptId\":\"a1\",\"status\":\"approved\"}]"),
+                        ErrorCode.INVALID_FIELD, "resume[0].status"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badOfficialInputs")
+    void badOfficialInputIsRefusedNamingTheField(String name, String text, ErrorCode code, String field) {
+        GatewayError error = failure(AguiTesting.http(), text);
+
+        assertThat(error.code()).isEqualTo(code);
+        assertThat(error.details()).isEqualTo(Map.of("field", field));
+        assertThat(error.message()).startsWith(field + " ");
+    }
+
+    @Test
+    void officialInputMustCarryARunIdMessageIdsToolDescriptionsAndAContextList() {
+        AguiTesting http = AguiTesting.http();
+
+        assertThat(failure(http, fixture("run_agent_input.json")).details()).isEqualTo(Map.of("field", "messages[0].id"));
+        assertThat(failure(http, "{\"threadId\":\"t1\",\"messages\":[]}").details()).isEqualTo(Map.of("field", "runId"));
+    }
+
+    // ---- content length -----------------------------------------------------------------------
+
+    static Stream<Arguments> oversizeContent() {
+        String big = "\"" + "a".repeat(10_001) + "\"";
+        return Stream.of(
+                Arguments.of("user string", "{\"id\":\"m\",\"role\":\"user\",\"content\":" + big + "}"),
+                Arguments.of("user text parts joined", "{\"id\":\"m\",\"role\":\"user\",\"content\":["
+                        + "{\"type\":\"text\",\"text\":\"" + "a".repeat(5_000) + "\"},"
+                        + "{\"type\":\"text\",\"text\":\"" + "a".repeat(5_001) + "\"}]}"),
+                Arguments.of("assistant", "{\"id\":\"m\",\"role\":\"assistant\",\"content\":" + big + "}"),
+                Arguments.of("system", "{\"id\":\"m\",\"role\":\"system\",\"content\":" + big + "}"),
+                Arguments.of("developer", "{\"id\":\"m\",\"role\":\"developer\",\"content\":" + big + "}"),
+                Arguments.of("tool", "{\"id\":\"m\",\"role\":\"tool\",\"toolCallId\":\"c\",\"content\":" + big + "}"),
+                Arguments.of("reasoning", "{\"id\":\"m\",\"role\":\"reasoning\",\"content\":" + big + "}"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("oversizeContent")
+    void contentOverTheLimitIsRefused(String name, String message) {
+        for (AguiTesting side : List.of(AguiTesting.http(), AguiTesting.ws())) {
+            GatewayError error = failure(side, withMessage(message));
+
+            assertThat(error.code()).isEqualTo(ErrorCode.INVALID_FIELD);
+            assertThat(error.details()).isEqualTo(Map.of("field", "messages[0].content"));
+            assertThat(error.message()).contains("10000");
+        }
+    }
+
+    @Test
+    void contentOfExactlyTheLimitIsAcceptedCountingCodePoints() {
+        String emoji = "\uD83D\uDE00".repeat(10_000);
+
+        Command.StartRun run = startRun(AguiTesting.http(),
+                withMessage("{\"id\":\"m\",\"role\":\"user\",\"content\":\"" + emoji + "\"}"));
+
+        assertThat(run.messages().get(0).content()).isEqualTo(emoji);
+    }
+
+    @Test
+    void contentLimitComesFromTheAdapterContext() {
+        GatewayError error = failure(AguiTesting.http(new AdapterContext(5)),
+                withMessage("{\"id\":\"m\",\"role\":\"user\",\"content\":\"abcdef\"}"));
+
+        assertThat(error.code()).isEqualTo(ErrorCode.INVALID_FIELD);
+        assertThat(error.message()).isEqualTo("messages[0].content must be at most 5 characters");
+    }
+
+    // ---- not JSON -----------------------------------------------------------------------------
+
+    static Stream<Arguments> notJsonObjects() {
+        return Stream.of(
+                Arguments.of("plain text", "hello"),
+                Arguments.of("an empty frame", ""),
+                Arguments.of("only white space", "  "),
+                Arguments.of("a truncated object", "{\"threadId\":\"t1\","),
+                Arguments.of("an object followed by garbage", MINIMAL + " trailing"),
+                Arguments.of("two objects", MINIMAL + MINIMAL),
+                Arguments.of("nesting deeper than the read constraints", "[".repeat(65) + "]".repeat(65)),
+                Arguments.of("an array", "[" + MINIMAL + "]"),
+                Arguments.of("a string", "\"hi\""),
+                Arguments.of("null", "null"),
+                Arguments.of("a number", "42"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("notJsonObjects")
+    void anythingButOneJsonObjectGetsInvalidJsonOnBothTransports(String name, String text) {
+        assertThat(failure(AguiTesting.http(), text).code()).isEqualTo(ErrorCode.INVALID_JSON);
+        assertThat(failure(AguiTesting.ws(), text).code()).isEqualTo(ErrorCode.INVALID_JSON);
+    }
+}
