@@ -46,10 +46,14 @@ final class HttpStream implements Subscriber {
     private final boolean keepAlive;
     private final boolean answersApprovals;
     private final Outbox outbox;
-    private final NettyFrameWriter writer;
+    /** Frames of the event stream ({@code data:} events), when the exchange streams. */
+    private final NettyFrameWriter streamWriter;
+    /** A whole JSON body: an error before the stream, or a non-streaming answer. */
+    private final NettyFrameWriter bodyWriter;
     private final Runnable onEnd;
     private GatewayError pendingError;
     private boolean headSent;
+    private boolean streamStarted;
     private boolean ended;
 
     HttpStream(ConversationHub hub, ChannelHandlerContext ctx, HttpExchange exchange, Principal principal,
@@ -62,8 +66,9 @@ final class HttpStream implements Subscriber {
         this.keepAlive = keepAlive;
         this.onEnd = onEnd;
         this.outbox = new Outbox(maxOutbound, this::encode);
-        this.writer = new NettyFrameWriter(ctx, exchange.streaming() ? SSE_PREFIX : new byte[0],
-                exchange.streaming() ? SSE_SUFFIX : new byte[0], this::send);
+        this.bodyWriter = new NettyFrameWriter(ctx, new byte[0], new byte[0], this::sendBody);
+        this.streamWriter = exchange.streaming()
+                ? new NettyFrameWriter(ctx, SSE_PREFIX, SSE_SUFFIX, this::sendEvent) : bodyWriter;
         outbox.bind(ctx);
     }
 
@@ -85,9 +90,9 @@ final class HttpStream implements Subscriber {
             return;
         }
         try {
-            exchange.encode(e, writer);
+            exchange.encode(e, streamWriter);
         } catch (IOException | RuntimeException ex) {
-            writer.abort();
+            streamWriter.abort();
             log.error("HTTP encoder failed on {}", e.event().kind(), ex);
         }
         if (exchange.done()) {
@@ -100,10 +105,11 @@ final class HttpStream implements Subscriber {
             return;
         }
         pendingError = headSent ? null : error;
+        NettyFrameWriter w = headSent ? streamWriter : bodyWriter;
         try {
-            exchange.encodeError(error, writer);
+            exchange.encodeError(error, w);
         } catch (IOException | RuntimeException ex) {
-            writer.abort();
+            w.abort();
             log.error("HTTP error encoder failed", ex);
         }
         pendingError = null;
@@ -114,19 +120,24 @@ final class HttpStream implements Subscriber {
         }
     }
 
-    /** Sends one finished frame: the head first if it is the first. */
-    private void send(ByteBuf frame) {
-        if (!headSent && (pendingError != null || !exchange.streaming())) {
-            HttpResponseStatus status = pendingError != null
-                    ? HttpResponseStatus.valueOf(pendingError.code().httpStatus()) : HttpResponseStatus.OK;
-            FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, frame);
-            res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
-            HttpUtil.setContentLength(res, frame.readableBytes());
-            HttpUtil.setKeepAlive(res, keepAlive);
-            headSent = true;
-            ctx.write(res);
-            return;
+    /** Sends a whole JSON body: the error's status before the stream began, else 200. */
+    private void sendBody(ByteBuf body) {
+        if (headSent) {
+            body.release();
+            throw new IllegalStateException("a JSON body after the response began");
         }
+        HttpResponseStatus status = pendingError != null
+                ? HttpResponseStatus.valueOf(pendingError.code().httpStatus()) : HttpResponseStatus.OK;
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        HttpUtil.setContentLength(res, body.readableBytes());
+        HttpUtil.setKeepAlive(res, keepAlive);
+        headSent = true;
+        ctx.write(res);
+    }
+
+    /** Sends one server-sent event, after the response head if it is the first. */
+    private void sendEvent(ByteBuf event) {
         if (!headSent) {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
@@ -135,9 +146,10 @@ final class HttpStream implements Subscriber {
             HttpUtil.setTransferEncodingChunked(head, true);
             HttpUtil.setKeepAlive(head, keepAlive);
             headSent = true;
+            streamStarted = true;
             ctx.write(head);
         }
-        ctx.write(new DefaultHttpContent(frame));
+        ctx.write(new DefaultHttpContent(event));
     }
 
     /** Ends the response and leaves the hub; on the event loop. */
@@ -148,7 +160,7 @@ final class HttpStream implements Subscriber {
         ended = true;
         outbox.close();
         hub.disconnected(this);
-        var done = headSent && exchange.streaming()
+        var done = streamStarted
                 ? ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT)
                 : ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER);
         if (!keepAlive) {
