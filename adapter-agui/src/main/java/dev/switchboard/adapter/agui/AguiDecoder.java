@@ -220,15 +220,14 @@ final class AguiDecoder {
             id = Ids.next("msg");
         }
         return switch (role) {
-            case "user" -> new InputMessage(id, Role.USER, textOrParts(m, at), List.of(), null, name(m, at));
+            // Only what a person types is held to the content limit: clients resend the whole
+            // history, and an agent's long answer must not make every later run on the thread fail.
+            case "user" -> new InputMessage(id, Role.USER, checkLength(textOrParts(m, at), at + ".content"), List.of(),
+                    null, name(m, at));
             case "system", "developer" -> new InputMessage(id, role.equals("system") ? Role.SYSTEM : Role.DEVELOPER,
-                    checkLength(requiredString(m, "content", at + ".content"), at + ".content"), List.of(), null,
-                    name(m, at));
+                    requiredString(m, "content", at + ".content"), List.of(), null, name(m, at));
             case "assistant" -> {
                 String content = optionalString(m, "content", at + ".content");
-                if (content != null) {
-                    checkLength(content, at + ".content");
-                }
                 yield new InputMessage(id, Role.ASSISTANT, content, toolCalls(m.get("toolCalls"), at + ".toolCalls"),
                         null, name(m, at));
             }
@@ -250,7 +249,7 @@ final class AguiDecoder {
                 yield null;
             }
             case "reasoning" -> {
-                checkLength(requiredString(m, "content", at + ".content"), at + ".content");
+                requiredString(m, "content", at + ".content");
                 yield null;
             }
             default -> throw invalid(at + ".role", ROLES);
@@ -270,7 +269,7 @@ final class AguiDecoder {
             throw missing(field, rule);
         }
         if (content.isTextual()) {
-            return checkLength(content.textValue(), field);
+            return content.textValue();
         }
         if (!content.isArray()) {
             throw invalid(field, rule);
@@ -287,7 +286,7 @@ final class AguiDecoder {
                 text.append(requiredString(part, "text", partAt + ".text"));
             }
         }
-        return checkLength(text.toString(), field);
+        return text.toString();
     }
 
     private List<ToolCallRef> toolCalls(JsonNode node, String at) throws Refused {

@@ -411,7 +411,13 @@ class AguiDecoderTest {
                 Arguments.of("user string", "{\"id\":\"m\",\"role\":\"user\",\"content\":" + big + "}"),
                 Arguments.of("user text parts joined", "{\"id\":\"m\",\"role\":\"user\",\"content\":["
                         + "{\"type\":\"text\",\"text\":\"" + "a".repeat(5_000) + "\"},"
-                        + "{\"type\":\"text\",\"text\":\"" + "a".repeat(5_001) + "\"}]}"),
+                        + "{\"type\":\"text\",\"text\":\"" + "a".repeat(5_001) + "\"}]}"));
+    }
+
+    /** Resent history: an agent's long answer or tool result is not a person's message. */
+    static Stream<Arguments> longHistory() {
+        String big = "\"" + "a".repeat(10_001) + "\"";
+        return Stream.of(
                 Arguments.of("assistant", "{\"id\":\"m\",\"role\":\"assistant\",\"content\":" + big + "}"),
                 Arguments.of("system", "{\"id\":\"m\",\"role\":\"system\",\"content\":" + big + "}"),
                 Arguments.of("developer", "{\"id\":\"m\",\"role\":\"developer\",\"content\":" + big + "}"),
@@ -420,8 +426,17 @@ class AguiDecoderTest {
     }
 
     @ParameterizedTest(name = "{0}")
+    @MethodSource("longHistory")
+    void historyMessagesLongerThanTheUserLimitAreAccepted(String name, String message) {
+        for (AguiTesting side : List.of(AguiTesting.http(), AguiTesting.ws())) {
+            Decoded decoded = side.decode(withMessage(message));
+            assertThat(decoded).as(name).isInstanceOf(Decoded.Commands.class);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
     @MethodSource("oversizeContent")
-    void contentOverTheLimitIsRefused(String name, String message) {
+    void userContentOverTheLimitIsRefused(String name, String message) {
         for (AguiTesting side : List.of(AguiTesting.http(), AguiTesting.ws())) {
             GatewayError error = failure(side, withMessage(message));
 
