@@ -286,6 +286,9 @@ public final class ConversationHub implements AutoCloseable {
                 return;
             }
             if (c.active != null) {
+                // The person still joins the conversation: they see the active run from here on,
+                // and its pending approvals, which they may answer.
+                subscribe(c, from, -1, true);
                 from.reject(busy(c));
                 return;
             }

@@ -3,7 +3,10 @@ package dev.switchboard.core.spi;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.GatewayError;
 
+import dev.switchboard.core.Command;
+
 import java.io.IOException;
+import java.util.List;
 
 /**
  * One connection's translator between its dialect and the event core. It holds the
@@ -23,6 +26,14 @@ public interface DialectSession {
 
     /** Frames to send as soon as the connection is open (none by default). */
     default void opened(FrameWriter out) throws IOException {
+    }
+
+    /**
+     * Commands to run as soon as the connection is open, after {@link #opened}: for example
+     * joining the conversation the connection's URL names. None by default.
+     */
+    default List<Command> openingCommands() {
+        return List.of();
     }
 
     /** Answer to a dialect-level ping command (none by default). */

@@ -1,5 +1,7 @@
 package dev.switchboard.core.spi;
 
+import dev.switchboard.core.GatewayError;
+
 import java.util.Set;
 
 /**
@@ -33,6 +35,15 @@ public interface WireAdapter {
 
     /** Whether a person on this dialect can answer an approval request. */
     boolean answersApprovals();
+
+    /**
+     * Checks a WebSocket upgrade to this dialect before it is accepted: an error refuses it
+     * (MISSING_FIELD and INVALID_FIELD are answered 400, others with their HTTP status), and
+     * nothing is stored. Null accepts it, the default.
+     */
+    default GatewayError refuseUpgrade(SessionContext context) {
+        return null;
+    }
 
     /** A new session for one connection. */
     DialectSession newSession(SessionContext context);
