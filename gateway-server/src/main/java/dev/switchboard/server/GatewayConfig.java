@@ -39,6 +39,14 @@ public final class GatewayConfig {
                 "file of blocked words, one a line, replacing the built-in list", Kind.TEXT, 0, 0),
         SHUTDOWN_GRACE_SECONDS("shutdown-grace-seconds", "10",
                 "how long active runs may finish on shutdown", Kind.INT, 0, 3_600),
+        IDLE_TIMEOUT_SECONDS("idle-timeout-seconds", "90",
+                "close a WebSocket that sent no frame for this long (1001)", Kind.INT, 1, 86_400),
+        JWT_SECRET("jwt-secret", "", "HS256 secret (at least 32 bytes): clients must present a signed JWT",
+                Kind.TEXT, 0, 0),
+        JWT_PUBLIC_KEY("jwt-public-key", "", "PEM file of an RSA public key: clients must present an RS256 JWT",
+                Kind.TEXT, 0, 0),
+        JWT_CLOCK_SKEW_SECONDS("jwt-clock-skew-seconds", "60", "leeway for a token's exp and nbf",
+                Kind.INT, 0, 3_600),
         CONFIG("config", "", "JSON file of options (keys are the option names)", Kind.TEXT, 0, 0);
 
         private final String key;
@@ -269,6 +277,22 @@ public final class GatewayConfig {
 
     public int shutdownGraceSeconds() {
         return intValue(Option.SHUTDOWN_GRACE_SECONDS);
+    }
+
+    public int idleTimeoutSeconds() {
+        return intValue(Option.IDLE_TIMEOUT_SECONDS);
+    }
+
+    public Optional<String> jwtSecret() {
+        return get(Option.JWT_SECRET.key());
+    }
+
+    public Optional<Path> jwtPublicKey() {
+        return get(Option.JWT_PUBLIC_KEY.key()).map(Path::of);
+    }
+
+    public int jwtClockSkewSeconds() {
+        return intValue(Option.JWT_CLOCK_SKEW_SECONDS);
     }
 
     private int intValue(Option o) {

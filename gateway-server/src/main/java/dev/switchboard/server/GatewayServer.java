@@ -5,6 +5,8 @@ import dev.switchboard.core.Moderation;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.Authenticator;
+import dev.switchboard.server.auth.JwtAuthenticator;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.server.demo.DemoRuntime;
 import dev.switchboard.server.internal.AdapterRegistry;
@@ -30,6 +32,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,6 +55,7 @@ public final class GatewayServer {
     private final ConversationStore store;
     private final ConversationHub hub;
     private final AdapterRegistry adapters;
+    private final Authenticator authenticator;
     private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
@@ -61,14 +65,25 @@ public final class GatewayServer {
 
     private GatewayServer(Builder b) {
         this.config = b.config;
-        this.store = b.store != null ? b.store : SqliteConversationStore.open(config.dataDir());
-        AgentRuntime runtime = b.runtime != null ? b.runtime : runtimeFor(config);
-        this.hub = ConversationHub.builder()
-                .store(store)
-                .runtime(runtime)
-                .moderation(moderationFor(config))
-                .build();
+        // Configuration mistakes first, before anything is opened or started.
+        this.authenticator = authenticatorFor(config);
+        Moderation moderation = moderationFor(config);
         this.adapters = AdapterRegistry.load(AdapterContext.defaults());
+        this.store = b.store != null ? b.store : SqliteConversationStore.open(config.dataDir());
+        try {
+            AgentRuntime runtime = b.runtime != null ? b.runtime : runtimeFor(config);
+            this.hub = ConversationHub.builder()
+                    .store(store)
+                    .runtime(runtime)
+                    .moderation(moderation)
+                    .build();
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        if (!authenticator.required()) {
+            log.info("authentication is off: every client is anonymous (set --jwt-secret or --jwt-public-key)");
+        }
     }
 
     public static Builder builder(GatewayConfig config) {
@@ -88,8 +103,8 @@ public final class GatewayServer {
                     protected void initChannel(SocketChannel ch) {
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
-                        ch.pipeline().addLast("router", new HttpRouter(hub, adapters, config.maxFrameBytes(),
-                                config.maxOutboundEvents(), () -> ready, conn -> {
+                        ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
+                                () -> ready, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -183,6 +198,29 @@ public final class GatewayServer {
         }
         throw new GatewayConfig.ConfigException("option --runtime is '" + config.runtime()
                 + "' but must be one of " + known);
+    }
+
+    private static Authenticator authenticatorFor(GatewayConfig config) {
+        Duration skew = Duration.ofSeconds(config.jwtClockSkewSeconds());
+        if (config.jwtSecret().isPresent() && config.jwtPublicKey().isPresent()) {
+            throw new GatewayConfig.ConfigException("options --jwt-secret and --jwt-public-key are both set; set one");
+        }
+        if (config.jwtSecret().isPresent()) {
+            try {
+                return JwtAuthenticator.hs256(config.jwtSecret().get(), skew, Clock.systemUTC());
+            } catch (IllegalArgumentException e) {
+                throw new GatewayConfig.ConfigException("option --jwt-secret: " + e.getMessage());
+            }
+        }
+        if (config.jwtPublicKey().isPresent()) {
+            var file = config.jwtPublicKey().get();
+            try {
+                return JwtAuthenticator.rs256(Files.readString(file), skew, Clock.systemUTC());
+            } catch (IOException | IllegalArgumentException e) {
+                throw new GatewayConfig.ConfigException("option --jwt-public-key names " + file + ": " + e.getMessage());
+            }
+        }
+        return Authenticator.anonymous();
     }
 
     private static Moderation moderationFor(GatewayConfig config) {

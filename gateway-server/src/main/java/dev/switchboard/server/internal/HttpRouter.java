@@ -4,7 +4,11 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Principal;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
+import dev.switchboard.core.spi.Authenticator;
+import dev.switchboard.server.GatewayConfig;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.SessionContext;
@@ -25,6 +29,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -47,19 +52,23 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
 
     private final ConversationHub hub;
     private final AdapterRegistry adapters;
+    private final Authenticator authenticator;
     private final int maxFrameBytes;
     private final int maxOutbound;
+    private final int idleTimeoutSeconds;
     private final BooleanSupplier ready;
     private final Consumer<WebSocketConnection> onOpen;
     /** The HTTP exchange this connection is answering, if any; event loop only. */
     private HttpStream current;
 
-    public HttpRouter(ConversationHub hub, AdapterRegistry adapters, int maxFrameBytes, int maxOutbound,
+    public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
                       BooleanSupplier ready, Consumer<WebSocketConnection> onOpen) {
         this.hub = hub;
         this.adapters = adapters;
-        this.maxFrameBytes = maxFrameBytes;
-        this.maxOutbound = maxOutbound;
+        this.authenticator = authenticator;
+        this.maxFrameBytes = config.maxFrameBytes();
+        this.maxOutbound = config.maxOutboundEvents();
+        this.idleTimeoutSeconds = config.idleTimeoutSeconds();
         this.ready = ready;
         this.onOpen = onOpen;
     }
@@ -115,10 +124,14 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                     "this connection is still streaming the previous response");
             return;
         }
-        HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), Principal.ANONYMOUS, path,
+        Principal principal = authenticate(ctx, req, uri);
+        if (principal == null) {
+            return;
+        }
+        HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), principal, path,
                 uri.parameters()));
         Decoded decoded = exchange.decode(req.content().toString(StandardCharsets.UTF_8));
-        HttpStream stream = new HttpStream(hub, ctx, exchange, Principal.ANONYMOUS, dialect.answersApprovals(),
+        HttpStream stream = new HttpStream(hub, ctx, exchange, principal, dialect.answersApprovals(),
                 HttpUtil.isKeepAlive(req), maxOutbound, () -> current = null);
         current = stream;
         if (decoded instanceof Decoded.Failure f) {
@@ -127,6 +140,32 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         } else {
             stream.start((Decoded.Commands) decoded);
         }
+    }
+
+    /**
+     * The principal of a request: from {@code Authorization: Bearer} or the {@code token} query
+     * parameter. Null, after answering 401, when authentication is on and the token is refused.
+     */
+    private Principal authenticate(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
+        String token = null;
+        String header = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            token = header.substring(7).strip();
+        } else {
+            List<String> q = uri.parameters().get("token");
+            if (q != null && !q.isEmpty()) {
+                token = q.get(0);
+            }
+        }
+        Authenticator.Result r = authenticator.authenticate(token);
+        if (r instanceof Authenticator.Result.Accepted a) {
+            return a.principal();
+        }
+        String reason = ((Authenticator.Result.Refused) r).reason();
+        log.debug("refused {} {}: {}", req.method(), uri.path(), reason);
+        sendError(ctx, req, HttpResponseStatus.UNAUTHORIZED, "auth_failed", reason,
+                res -> res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer"));
+        return null;
     }
 
     @Override
@@ -178,8 +217,23 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         if (chosen == null && adapters.forPath(path).size() == 1) {
             chosen = adapters.forPath(path).get(0);
         }
-        WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), Principal.ANONYMOUS,
+        Principal principal = authenticate(ctx, req, uri);
+        if (principal == null) {
+            return;
+        }
+        if (chosen != null) {
+            GatewayError refusal = chosen.refuseUpgrade(new SessionContext("", principal, path, uri.parameters()));
+            if (refusal != null) {
+                ErrorCode code = refusal.code();
+                int status = code == ErrorCode.MISSING_FIELD || code == ErrorCode.INVALID_FIELD ? 400 : code.httpStatus();
+                log.debug("refused a {} upgrade on {}: {}", chosen.id(), path, refusal.message());
+                sendError(ctx, req, HttpResponseStatus.valueOf(status), "invalid_request", refusal.message());
+                return;
+            }
+        }
+        WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal,
                 chosen, maxOutbound);
+        ctx.pipeline().addLast("ws-idle", new IdleStateHandler(idleTimeoutSeconds, 0, 0));
         ctx.pipeline().addLast("ws-aggregator", new WebSocketFrameAggregator(maxFrameBytes));
         ctx.pipeline().addLast("ws-connection", conn);
         handshaker.handshake(ctx.channel(), req).addListener(f -> {
@@ -197,7 +251,12 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     /** Answers {@code {"error":{"code","message"}}} with the status. */
     static void sendError(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, String code,
                           String message) {
-        sendJson(ctx, req, status, g -> {
+        sendError(ctx, req, status, code, message, res -> { });
+    }
+
+    static void sendError(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, String code,
+                          String message, Consumer<FullHttpResponse> headers) {
+        sendJson(ctx, req, status, headers, g -> {
             g.writeStartObject();
             g.writeObjectFieldStart("error");
             g.writeStringField("code", code);
@@ -214,6 +273,11 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     }
 
     static void sendJson(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, JsonBody body) {
+        sendJson(ctx, req, status, res -> { }, body);
+    }
+
+    static void sendJson(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
+                         Consumer<FullHttpResponse> headers, JsonBody body) {
         ByteBuf buf = ctx.alloc().buffer();
         try (JsonGenerator g = Json.FACTORY.createGenerator((OutputStream) new ByteBufOutputStream(buf))) {
             body.write(g);
@@ -226,6 +290,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         HttpUtil.setContentLength(res, buf.readableBytes());
         boolean keepAlive = HttpUtil.isKeepAlive(req);
         HttpUtil.setKeepAlive(res, keepAlive);
+        headers.accept(res);
         if (req.method() == HttpMethod.HEAD) {
             res.content().clear();
         }

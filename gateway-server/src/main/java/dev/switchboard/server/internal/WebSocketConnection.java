@@ -25,6 +25,7 @@ import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.handler.timeout.IdleStateEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,6 +94,19 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         }
         ctx.flush();
         outbox.resume();
+        for (Command c : session.openingCommands()) {
+            hub.submit(c, this);
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) {
+            log.debug("{} sent nothing for the idle timeout; closing it", connectionId);
+            close(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "idle timeout");
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override
