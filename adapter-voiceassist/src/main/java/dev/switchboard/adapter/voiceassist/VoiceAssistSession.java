@@ -1,0 +1,81 @@
+package dev.switchboard.adapter.voiceassist;
+
+import dev.switchboard.core.Command;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.core.spi.DialectSession;
+import dev.switchboard.core.spi.FrameWriter;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * One VoiceAssist connection's translator: {@code connected} first, then {@code message} and
+ * {@code ping} in, streamed answers, errors and pongs out.
+ */
+final class VoiceAssistSession implements DialectSession {
+    private final String clientId;
+    private final String conversationId;
+    private final LongSupplier clock;
+    private final VoiceAssistDecoder decoder;
+    private final VoiceAssistEncoder encoder = new VoiceAssistEncoder();
+
+    /**
+     * @param conversationId the conversation the URL names, which the connection joins when it
+     *                       opens; null when the URL named none (then every message names one)
+     */
+    VoiceAssistSession(String clientId, String conversationId, int maxContentChars, LongSupplier clock) {
+        this.clientId = clientId;
+        this.conversationId = conversationId;
+        this.clock = clock;
+        this.decoder = new VoiceAssistDecoder(maxContentChars, conversationId);
+    }
+
+    @Override
+    public void opened(FrameWriter out) throws IOException {
+        encoder.connected(clientId, clock.getAsLong(), out);
+    }
+
+    /** Joins the URL's conversation for its live runs; this dialect shows no approvals to answer. */
+    @Override
+    public List<Command> openingCommands() {
+        return conversationId == null ? List.of() : List.of(new Command.Subscribe(conversationId, -1, false));
+    }
+
+    @Override
+    public Decoded decode(String text) {
+        return decoder.decode(text);
+    }
+
+    @Override
+    public void encode(Envelope envelope, FrameWriter out) throws IOException {
+        encoder.encode(envelope, out);
+    }
+
+    @Override
+    public void encodeError(GatewayError error, FrameWriter out) throws IOException {
+        if (isNewConversation(error)) {
+            return;
+        }
+        encoder.encodeError(error, clock.getAsLong(), out);
+    }
+
+    @Override
+    public void pong(FrameWriter out) throws IOException {
+        encoder.pong(clock.getAsLong(), out);
+    }
+
+    /*
+     * A client picks the id of a new conversation itself and connects with it before its first
+     * message, so the opening Subscribe to a conversation that does not exist yet is the normal
+     * case, not an error to show: the first message creates the conversation and joins it. No
+     * other command of this dialect can be answered NOT_FOUND for a conversation, as a message
+     * creates the conversation it names.
+     */
+    private static boolean isNewConversation(GatewayError error) {
+        return error.code() == ErrorCode.NOT_FOUND && "conversation".equals(error.details().get("field"));
+    }
+}

@@ -1,0 +1,2 @@
+/** The VoiceAssist dialect (specs/voiceassist-protocol.md). */
+package dev.switchboard.adapter.voiceassist;
