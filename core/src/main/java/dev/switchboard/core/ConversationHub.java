@@ -157,7 +157,10 @@ public final class ConversationHub implements AutoCloseable {
         } else if (command instanceof Command.Resume resume) {
             resume(resume, from);
         } else if (command instanceof Command.Subscribe sub) {
-            Optional<Conversation> c = access(sub.conversationId(), from, false);
+            // Live-only joins may name a conversation that does not exist yet: clients pick a new
+            // conversation's id and connect before their first message. Its creator decides who
+            // stays (see startRun). Replays need a stored conversation.
+            Optional<Conversation> c = access(sub.conversationId(), from, sub.afterSeq() < 0);
             c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq(), sub.pendingApprovals()));
         }
     }
@@ -303,6 +306,20 @@ public final class ConversationHub implements AutoCloseable {
                 c.owner = principal.ownerKey();
                 ConversationRecord rec = new ConversationRecord(c.id, c.owner, clock.getAsLong());
                 writeLocked(c, b -> b.addConversation(rec), null);
+                String owner = c.owner;
+                // Connections that joined before the conversation existed stay only if they may use it.
+                sequencer.run(() -> c.subscribers.removeIf(s -> {
+                    boolean foreign = !s.principal().mayUse(owner);
+                    if (foreign) {
+                        Set<String> joined = memberships.get(s);
+                        if (joined != null) {
+                            joined.remove(c.id);
+                        }
+                        s.reject(GatewayError.of(ErrorCode.FORBIDDEN, "conversation " + c.id
+                                + " was created by another principal"));
+                    }
+                    return foreign;
+                }));
             }
             subscribe(c, from, -1, true);
             long now = clock.getAsLong();

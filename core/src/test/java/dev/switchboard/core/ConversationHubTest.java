@@ -206,6 +206,31 @@ class ConversationHubTest {
     }
 
     @Test
+    void aLiveJoinMayComeBeforeTheConversationExistsAndSeesItsFirstRun() throws Exception {
+        RecordingSubscriber early = new RecordingSubscriber(Principal.of("alice"), false, 100);
+        RecordingSubscriber alice = new RecordingSubscriber(Principal.of("alice"), true, 100);
+        hub.submit(Command.Subscribe.live("new-1"), early);
+        Thread.sleep(50);
+        assertThat(early.pendingErrors()).isEmpty();
+        hub.submit(ask("new-1", "hi"), alice);
+        runtime.next().ctx().finish();
+        assertThat(early.until(Event::terminal, WAIT)).hasSize(2);
+    }
+
+    @Test
+    void anEarlyJoinerOfAnotherPrincipalIsDroppedWhenTheConversationIsCreated() throws Exception {
+        RecordingSubscriber mallory = new RecordingSubscriber(Principal.of("mallory"), false, 100);
+        RecordingSubscriber alice = new RecordingSubscriber(Principal.of("alice"), true, 100);
+        hub.submit(Command.Subscribe.live("new-2"), mallory);
+        Thread.sleep(50);
+        hub.submit(ask("new-2", "secret"), alice);
+        runtime.next().ctx().finish();
+        alice.until(Event::terminal, WAIT);
+        assertThat(mallory.nextError(WAIT).code()).isEqualTo(ErrorCode.FORBIDDEN);
+        assertThat(mallory.pending()).isEmpty();
+    }
+
+    @Test
     void subscribeReplaysStoredEventsAfterTheCursorThenLiveOnes() throws Exception {
         RecordingSubscriber a = new RecordingSubscriber();
         hub.submit(ask("c1", "hi"), a);

@@ -57,25 +57,11 @@ final class VoiceAssistSession implements DialectSession {
 
     @Override
     public void encodeError(GatewayError error, FrameWriter out) throws IOException {
-        if (isNewConversation(error)) {
-            return;
-        }
         encoder.encodeError(error, clock.getAsLong(), out);
     }
 
     @Override
     public void pong(FrameWriter out) throws IOException {
         encoder.pong(clock.getAsLong(), out);
-    }
-
-    /*
-     * A client picks the id of a new conversation itself and connects with it before its first
-     * message, so the opening Subscribe to a conversation that does not exist yet is the normal
-     * case, not an error to show: the first message creates the conversation and joins it. No
-     * other command of this dialect can be answered NOT_FOUND for a conversation, as a message
-     * creates the conversation it names.
-     */
-    private static boolean isNewConversation(GatewayError error) {
-        return error.code() == ErrorCode.NOT_FOUND && "conversation".equals(error.details().get("field"));
     }
 }

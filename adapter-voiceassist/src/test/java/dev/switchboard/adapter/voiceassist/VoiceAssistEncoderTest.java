@@ -238,12 +238,6 @@ class VoiceAssistEncoderTest {
     }
 
     @Test
-    void openingJoinOfAConversationThatDoesNotExistYetIsNotShownAsAnError() {
-        assertThat(voice.encodeError(GatewayError.field(ErrorCode.NOT_FOUND, "conversation",
-                "no conversation " + VoiceAssistTesting.CONVERSATION))).isEmpty();
-    }
-
-    @Test
     void otherNotFoundErrorsAreShown() {
         assertThat(voice.encodeError(GatewayError.field(ErrorCode.NOT_FOUND, "run_id", "no active run to cancel")))
                 .extracting(f -> f.get("error").get("code").textValue())
