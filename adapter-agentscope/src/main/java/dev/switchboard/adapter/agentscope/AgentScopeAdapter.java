@@ -1,0 +1,51 @@
+package dev.switchboard.adapter.agentscope;
+
+import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.spi.DialectSession;
+import dev.switchboard.core.spi.HttpExchange;
+import dev.switchboard.core.spi.SessionContext;
+import dev.switchboard.core.spi.WireAdapter;
+
+import java.util.Objects;
+import java.util.Set;
+
+/** The AgentScope Agent API dialect on {@code POST /process}; it has no WebSocket transport. */
+public final class AgentScopeAdapter implements WireAdapter {
+    static final String ID = "agentscope";
+
+    private final AdapterContext context;
+
+    public AgentScopeAdapter(AdapterContext context) {
+        this.context = Objects.requireNonNull(context, "context");
+    }
+
+    @Override
+    public String id() {
+        return ID;
+    }
+
+    @Override
+    public Set<String> webSocketPaths() {
+        return Set.of();
+    }
+
+    @Override
+    public boolean answersApprovals() {
+        return true;
+    }
+
+    @Override
+    public DialectSession newSession(SessionContext session) {
+        throw new UnsupportedOperationException(ID + " serves no WebSocket paths");
+    }
+
+    @Override
+    public Set<String> httpPaths() {
+        return Set.of("/process");
+    }
+
+    @Override
+    public HttpExchange newExchange(SessionContext session) {
+        return new AgentScopeExchange(context.maxContentChars(), System::currentTimeMillis);
+    }
+}
