@@ -151,7 +151,7 @@ final class AgentScopeEvents {
     /** An {@code Error}: {@code {code, message}}. */
     static ObjectNode error(ErrorCode code, String message) {
         ObjectNode error = Json.object();
-        error.put("code", AgentScopeErrorCodes.of(code));
+        error.put("code", code.wireCode());
         error.put("message", message);
         return error;
     }

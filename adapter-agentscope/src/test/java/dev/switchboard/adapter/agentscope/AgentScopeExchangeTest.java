@@ -376,19 +376,19 @@ class AgentScopeExchangeTest {
     @ParameterizedTest
     @EnumSource(ErrorCode.class)
     void everyErrorCodeHasASnakeCaseCode(ErrorCode code) {
-        assertThat(AgentScopeErrorCodes.of(code)).matches("[a-z]+(_[a-z]+)*");
+        assertThat(code.wireCode()).matches("[a-z]+(_[a-z]+)*");
     }
 
     @Test
     void errorCodesAreTheGatewaysCodesInTheirSnakeCaseNames() {
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.MISSING_FIELD)).isEqualTo("validation_error");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.INVALID_FIELD)).isEqualTo("validation_error");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.CONFLICT)).isEqualTo("already_decided");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.RATE_LIMITED)).isEqualTo("rate_limit_exceeded");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.MODERATION)).isEqualTo("moderation_violation");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.TOOL_FAILED)).isEqualTo("tool_execution_failed");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.UPSTREAM_FAILED)).isEqualTo("upstream_error");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.BUSY)).isEqualTo("run_in_progress");
-        assertThat(AgentScopeErrorCodes.of(ErrorCode.AUTH_FAILED)).isEqualTo("auth_failed");
+        assertThat(ErrorCode.MISSING_FIELD.wireCode()).isEqualTo("validation_error");
+        assertThat(ErrorCode.INVALID_FIELD.wireCode()).isEqualTo("validation_error");
+        assertThat(ErrorCode.CONFLICT.wireCode()).isEqualTo("already_decided");
+        assertThat(ErrorCode.RATE_LIMITED.wireCode()).isEqualTo("rate_limit_exceeded");
+        assertThat(ErrorCode.MODERATION.wireCode()).isEqualTo("moderation_violation");
+        assertThat(ErrorCode.TOOL_FAILED.wireCode()).isEqualTo("tool_execution_failed");
+        assertThat(ErrorCode.UPSTREAM_FAILED.wireCode()).isEqualTo("upstream_error");
+        assertThat(ErrorCode.BUSY.wireCode()).isEqualTo("run_in_progress");
+        assertThat(ErrorCode.AUTH_FAILED.wireCode()).isEqualTo("auth_failed");
     }
 }

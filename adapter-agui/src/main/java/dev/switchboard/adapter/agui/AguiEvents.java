@@ -239,7 +239,7 @@ final class AguiEvents {
         JsonGenerator gen = begin(out, "CUSTOM");
         gen.writeStringField("name", AGORA_ERROR);
         gen.writeObjectFieldStart("value");
-        gen.writeStringField("errorCode", AguiErrorCodes.of(error.code()));
+        gen.writeStringField("errorCode", error.code().wireCode());
         gen.writeStringField("message", error.message());
         details(gen, error);
         gen.writeEndObject();
@@ -251,7 +251,7 @@ final class AguiEvents {
         JsonGenerator gen = out.begin();
         gen.writeStartObject();
         gen.writeObjectFieldStart("error");
-        gen.writeStringField("code", AguiErrorCodes.of(error.code()));
+        gen.writeStringField("code", error.code().wireCode());
         gen.writeStringField("message", error.message());
         details(gen, error);
         gen.writeEndObject();

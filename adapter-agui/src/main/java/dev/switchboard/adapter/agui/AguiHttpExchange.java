@@ -90,7 +90,7 @@ final class AguiHttpExchange implements HttpExchange {
             case RUN_FAILED -> {
                 // The official client refuses any event after RUN_ERROR, so the stream ends here.
                 Event.RunFailed failed = (Event.RunFailed) event;
-                AguiEvents.runError(out, ts, failed.message(), AguiErrorCodes.of(failed.code()));
+                AguiEvents.runError(out, ts, failed.message(), failed.code().wireCode());
                 done = true;
             }
             default -> run.encode(event, ts, out);
@@ -121,7 +121,7 @@ final class AguiHttpExchange implements HttpExchange {
             return;
         }
         if (run != null) {
-            AguiEvents.runError(out, clock.getAsLong(), error.message(), AguiErrorCodes.of(error.code()));
+            AguiEvents.runError(out, clock.getAsLong(), error.message(), error.code().wireCode());
         } else {
             AguiEvents.errorBody(out, error);
         }

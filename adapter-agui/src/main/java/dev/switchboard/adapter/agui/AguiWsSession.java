@@ -58,7 +58,7 @@ final class AguiWsSession implements DialectSession {
                 Event.RunFailed failed = (Event.RunFailed) event;
                 AguiRun run = end(envelope);
                 run.closeOpen(ts, out);
-                AguiEvents.runError(out, ts, failed.message(), AguiErrorCodes.of(failed.code()));
+                AguiEvents.runError(out, ts, failed.message(), failed.code().wireCode());
                 AguiEvents.runFinished(out, ts, run.threadId, run.runId);
             }
             default -> run(envelope).encode(event, ts, out);

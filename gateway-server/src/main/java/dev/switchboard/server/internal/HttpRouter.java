@@ -163,7 +163,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String reason = ((Authenticator.Result.Refused) r).reason();
         log.debug("refused {} {}: {}", req.method(), uri.path(), reason);
-        sendError(ctx, req, HttpResponseStatus.UNAUTHORIZED, "auth_failed", reason,
+        sendError(ctx, req, HttpResponseStatus.UNAUTHORIZED, ErrorCode.AUTH_FAILED.wireCode(), reason,
                 res -> res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer"));
         return null;
     }
