@@ -186,6 +186,33 @@ class AgentScopeServerTest {
     }
 
     @Test
+    void aClientThatDisconnectsMidStreamCancelsNothingAndLosesNothing() throws Exception {
+        String session = UUID.randomUUID().toString();
+        byte[] body = request(session, "slow please").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gateway.port())) {
+            socket.getOutputStream().write(("POST /process HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(body);
+            socket.getOutputStream().flush();
+            var in = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8));
+            int deltas = 0;
+            for (String line; deltas < 2 && (line = in.readLine()) != null; ) {
+                if (line.startsWith("data: ") && line.contains("\"delta\":true")) {
+                    deltas++;
+                }
+            }
+            assertThat(deltas).isEqualTo(2);
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        while (gateway.server.hub().store().messages(session).size() < 2) {
+            assertThat(System.nanoTime()).as("the run finished after its client left").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        assertThat(gateway.server.hub().store().messages(session).get(1).content()).contains("chunk 50.");
+    }
+
+    @Test
     void streamFalseAnswersOneAgentResponse() throws Exception {
         ObjectNode req = request(null, "hello");
         req.put("stream", false);
