@@ -47,6 +47,29 @@ public final class GatewayConfig {
                 Kind.TEXT, 0, 0),
         JWT_CLOCK_SKEW_SECONDS("jwt-clock-skew-seconds", "60", "leeway for a token's exp and nbf",
                 Kind.INT, 0, 3_600),
+        A2H_API_KEY("a2h-api-key", "", "API key agents present to the A2H REST endpoints (repeatable); "
+                + "without one only loopback callers are served", Kind.LIST, 0, 0, "SWITCHBOARD_A2H_API_KEYS"),
+        OPENAI_BASE_URL("openai-base-url", "", "runtime openai: base URL of an OpenAI-compatible API "
+                + "(e.g. http://127.0.0.1:11434/v1)", Kind.TEXT, 0, 0),
+        OPENAI_API_KEY("openai-api-key", "", "runtime openai: API key (also read from OPENAI_API_KEY)",
+                Kind.TEXT, 0, 0),
+        MODEL("model", "", "runtime openai: model name", Kind.TEXT, 0, 0),
+        SYSTEM_PROMPT("system-prompt", "", "runtime openai: system prompt sent first in every turn", Kind.TEXT, 0, 0),
+        MAX_TOOL_ROUNDS("max-tool-rounds", "8", "runtime openai: tool rounds before a run fails", Kind.INT, 1, 100),
+        UPSTREAM_TIMEOUT_SECONDS("upstream-timeout-seconds", "60",
+                "runtimes openai and agui: time allowed for the upstream to answer and between its events",
+                Kind.INT, 1, 3_600),
+        APPROVAL_RISK("approval-risk", "high",
+                "runtime openai: server tools at or above this risk (low, medium, high, critical) need an approval",
+                Kind.TEXT, 0, 0),
+        TOOLS("tools", "[]", "runtime openai: server tools, a JSON array of {name, description, parameters, "
+                + "url, method, headers, timeoutSeconds, risk} (usually in the config file)", Kind.JSON, 0, 0),
+        AGUI_UPSTREAM_URL("agui-upstream-url", "", "runtime agui: URL of the AG-UI agent to POST runs to",
+                Kind.TEXT, 0, 0),
+        AGUI_UPSTREAM_HEADER("agui-upstream-header", "",
+                "runtime agui: header 'Name: value' sent upstream (repeatable)", Kind.LIST, 0, 0),
+        AGUI_FORWARD_TOKEN("agui-forward-token", "false",
+                "runtime agui: forward the client's bearer token upstream", Kind.BOOL, 0, 0),
         CONFIG("config", "", "JSON file of options (keys are the option names)", Kind.TEXT, 0, 0);
 
         private final String key;
@@ -55,14 +78,20 @@ public final class GatewayConfig {
         private final Kind kind;
         private final int min;
         private final int max;
+        private final String envName;
 
         Option(String key, String defaultValue, String help, Kind kind, int min, int max) {
+            this(key, defaultValue, help, kind, min, max, null);
+        }
+
+        Option(String key, String defaultValue, String help, Kind kind, int min, int max, String envName) {
             this.key = key;
             this.defaultValue = defaultValue;
             this.help = help;
             this.kind = kind;
             this.min = min;
             this.max = max;
+            this.envName = envName != null ? envName : "SWITCHBOARD_" + key.toUpperCase(Locale.ROOT).replace('-', '_');
         }
 
         public String key() {
@@ -70,7 +99,7 @@ public final class GatewayConfig {
         }
 
         public String envName() {
-            return "SWITCHBOARD_" + key.toUpperCase(Locale.ROOT).replace('-', '_');
+            return envName;
         }
 
         /** What the option accepts, for messages and {@code --help}. */
@@ -79,6 +108,8 @@ public final class GatewayConfig {
                 case INT -> "an integer from " + min + " to " + max;
                 case BOOL -> "true or false";
                 case TEXT -> "text";
+                case LIST -> "text; repeat the flag for several (in the environment: comma- or newline-separated)";
+                case JSON -> "a JSON array or object";
             };
         }
 
@@ -92,7 +123,10 @@ public final class GatewayConfig {
         }
     }
 
-    private enum Kind { TEXT, INT, BOOL }
+    private enum Kind { TEXT, INT, BOOL, LIST, JSON }
+
+    /** Separates the values of a repeatable option. */
+    private static final String LIST_SEPARATOR = "\n";
 
     /** A configuration mistake, reported before anything starts. */
     public static final class ConfigException extends RuntimeException {
@@ -148,12 +182,23 @@ public final class GatewayConfig {
                 value = args[++i];
             }
             check(o, value, "option --" + key);
+            if (o.kind == Kind.LIST && flags.containsKey(o)) {
+                value = flags.get(o) + LIST_SEPARATOR + value;
+            }
             flags.put(o, value);
         }
         Map<Option, String> envValues = new LinkedHashMap<>();
+        // The variable every OpenAI client reads, below Switchboard's own.
+        String openAiKey = env.get("OPENAI_API_KEY");
+        if (openAiKey != null && !openAiKey.isBlank()) {
+            envValues.put(Option.OPENAI_API_KEY, openAiKey);
+        }
         for (Option o : Option.values()) {
             String v = env.get(o.envName());
             if (v != null) {
+                if (o.kind == Kind.LIST) {
+                    v = String.join(LIST_SEPARATOR, v.contains("\n") ? v.split("\n") : v.split(","));
+                }
                 check(o, v, "environment variable " + o.envName());
                 envValues.put(o, v);
             }
@@ -187,10 +232,18 @@ public final class GatewayConfig {
                 throw new ConfigException("config file " + file + " cannot name another config file");
             }
             JsonNode v = e.getValue();
-            if (!v.isValueNode() || v.isNull()) {
+            String text;
+            if (o.kind == Kind.JSON) {
+                text = v.toString();
+            } else if (o.kind == Kind.LIST && v.isArray()) {
+                java.util.List<String> items = new java.util.ArrayList<>();
+                v.forEach(item -> items.add(item.asText()));
+                text = String.join(LIST_SEPARATOR, items);
+            } else if (!v.isValueNode() || v.isNull()) {
                 throw new ConfigException("option '" + o.key + "' in config file " + file + " must be " + o.accepts());
+            } else {
+                text = v.asText();
             }
-            String text = v.asText();
             check(o, text, "option '" + o.key + "' in config file " + file);
             out.put(o, text);
         }
@@ -216,9 +269,19 @@ public final class GatewayConfig {
                     throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
                 }
             }
-            case TEXT -> {
+            case TEXT, LIST -> {
                 if (value.isBlank() && !o.defaultValue.isEmpty()) {
                     throw new ConfigException(place + " must not be empty");
+                }
+            }
+            case JSON -> {
+                try {
+                    JsonNode node = Json.MAPPER.readTree(value);
+                    if (node == null || !node.isContainerNode()) {
+                        throw new ConfigException(place + " must be " + o.accepts());
+                    }
+                } catch (IOException e) {
+                    throw new ConfigException(place + " is not valid JSON: " + e.getMessage());
                 }
             }
         }
@@ -229,9 +292,15 @@ public final class GatewayConfig {
         return values.get(o);
     }
 
-    /** The raw text of an option by key, for runtime modules. */
+    /** The raw text of an option by key, for runtime modules; absent when empty. */
     public Optional<String> get(String key) {
         return Option.byKey(key).map(values::get).filter(v -> !v.isEmpty());
+    }
+
+    /** Every value of a repeatable option (empty when none). */
+    public java.util.List<String> getAll(Option o) {
+        String v = values.get(o);
+        return v.isEmpty() ? java.util.List.of() : java.util.List.of(v.split(LIST_SEPARATOR));
     }
 
     public String host() {

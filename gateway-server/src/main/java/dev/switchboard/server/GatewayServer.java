@@ -192,7 +192,11 @@ public final class GatewayServer {
         List<String> known = new ArrayList<>(List.of("demo"));
         for (AgentRuntimeProvider p : ServiceLoader.load(AgentRuntimeProvider.class)) {
             if (p.id().equals(config.runtime())) {
-                return p.create(config::get);
+                try {
+                    return p.create(config::get);
+                } catch (IllegalArgumentException e) {
+                    throw new GatewayConfig.ConfigException("runtime " + p.id() + ": " + e.getMessage());
+                }
             }
             known.add(p.id());
         }

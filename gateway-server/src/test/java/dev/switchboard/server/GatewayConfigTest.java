@@ -80,6 +80,34 @@ class GatewayConfigTest {
     }
 
     @Test
+    void repeatableOptionsCollectEveryValueFromFlagsEnvironmentOrFile() throws Exception {
+        GatewayConfig flags = GatewayConfig.parse(new String[] {"--a2h-api-key", "k1", "--a2h-api-key=k2"}, Map.of());
+        assertThat(flags.getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2");
+        GatewayConfig env = GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_A2H_API_KEYS", "k1,k2,k3"));
+        assertThat(env.getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2", "k3");
+        Path file = dir.resolve("sb.json");
+        Files.writeString(file, "{\"agui-upstream-header\": [\"Authorization: Bearer x, y\", \"X-Team: a\"],"
+                + " \"tools\": [{\"name\": \"lookup\"}]}");
+        GatewayConfig fromFile = GatewayConfig.parse(new String[] {"--config", file.toString()}, Map.of());
+        assertThat(fromFile.getAll(GatewayConfig.Option.AGUI_UPSTREAM_HEADER))
+                .containsExactly("Authorization: Bearer x, y", "X-Team: a");
+        assertThat(fromFile.get("tools")).hasValue("[{\"name\":\"lookup\"}]");
+        assertThat(GatewayConfig.defaults().getAll(GatewayConfig.Option.A2H_API_KEY)).isEmpty();
+    }
+
+    @Test
+    void jsonOptionsMustBeJsonAndTheOpenAiKeyVariableIsRead() {
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--tools", "{oops"}, Map.of()))
+                .hasMessageContaining("--tools").hasMessageContaining("JSON");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--tools", "42"}, Map.of()))
+                .hasMessageContaining("a JSON array or object");
+        assertThat(GatewayConfig.parse(new String[0], Map.of("OPENAI_API_KEY", "sk-1")).get("openai-api-key"))
+                .hasValue("sk-1");
+        assertThat(GatewayConfig.parse(new String[0], Map.of("OPENAI_API_KEY", "sk-1",
+                "SWITCHBOARD_OPENAI_API_KEY", "sk-2")).get("openai-api-key")).hasValue("sk-2");
+    }
+
+    @Test
     void helpListsEveryOption() {
         for (GatewayConfig.Option o : GatewayConfig.Option.values()) {
             assertThat(GatewayConfig.help()).contains("--" + o.key());
