@@ -2,6 +2,7 @@ package dev.switchboard.core;
 
 import dev.switchboard.core.internal.Sequencer;
 import dev.switchboard.core.internal.SerialExecutor;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalDecision;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -349,36 +350,189 @@ public final class ConversationHub implements AutoCloseable {
     }
 
     private void decide(Command.DecideApproval cmd, Subscriber from) {
+        decide(cmd, from, false);
+    }
+
+    /**
+     * Decides one approval. A person must have joined its conversation; an operator (the A2H
+     * side, authenticated by its own keys) may decide any.
+     */
+    private void decide(Command.DecideApproval cmd, Subscriber from, boolean operator) {
         Pending p = approvals.get(cmd.approvalId());
         if (p == null) {
             Optional<ApprovalRecord> stored = store.approval(cmd.approvalId());
             if (stored.isEmpty()) {
                 from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id", "unknown approval_id " + cmd.approvalId()));
-            } else if (!memberOf(from, stored.get().conversationId())) {
+            } else if (!operator && !memberOf(from, stored.get().conversationId())) {
                 from.reject(GatewayError.field(ErrorCode.FORBIDDEN, "approval_id",
                         "approval " + cmd.approvalId() + " belongs to a conversation this connection has not joined"));
             } else if (stored.get().status() != ApprovalRecord.Status.PENDING) {
                 from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                         "approval " + cmd.approvalId() + " was already decided"));
             } else {
-                Conversation c = access(stored.get().conversationId(), from, false).orElse(null);
-                if (c != null) {
-                    continueOrphans(c, List.of(cmd), from);
+                // Pending in the store only: its run, or its asker, did not survive a restart.
+                Conversation c = operator ? load(stored.get().conversationId())
+                        : access(stored.get().conversationId(), from, false).orElse(null);
+                if (c == null) {
+                    return;
+                }
+                if (stored.get().runId() == null) {
+                    decideStoredExternal(c, stored.get(), cmd, from);
+                } else {
+                    continueOrphans(c, List.of(cmd), from, !operator);
                 }
             }
             return;
         }
-        Conversation c = p.run.conversation;
-        if (!memberOf(from, c.id) || !from.principal().mayUse(c.owner)) {
+        Conversation c = p.conversation;
+        if (!operator && (!memberOf(from, c.id) || !from.principal().mayUse(c.owner))) {
             from.reject(GatewayError.field(ErrorCode.FORBIDDEN, "approval_id",
                     "approval " + cmd.approvalId() + " belongs to a conversation this connection has not joined"));
             return;
         }
         ApprovalDecision decision = new ApprovalDecision(cmd.approvalId(), cmd.approved(), cmd.feedback(),
                 cmd.payload(), from.principal());
-        if (!p.run.resolve(p, decision)) {
+        boolean decided = p.run != null ? p.run.resolve(p, decision) : resolveExternal(p, decision);
+        if (!decided) {
             from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                     "approval " + cmd.approvalId() + " was already decided"));
+        }
+    }
+
+    // ---- approvals asked from outside any run (A2H) ----------------------------------------
+
+    /**
+     * Asks the people of a conversation to approve something outside any run, as the A2H side
+     * does for an agent's function call: the request is stored and shown to every connection of
+     * the conversation that can answer, now or when one joins. The conversation is created if
+     * needed, with no owner. Completes with the stored approval once it is queued.
+     */
+    public CompletableFuture<ApprovalRecord> requestApproval(String conversationId, ApprovalRequest request) {
+        Objects.requireNonNull(conversationId, "conversationId");
+        Objects.requireNonNull(request, "request");
+        return CompletableFuture.supplyAsync(() -> {
+            while (true) {
+                Conversation c = load(conversationId);
+                synchronized (c) {
+                    if (c.retired) {
+                        continue;
+                    }
+                    if (shuttingDown) {
+                        throw new IllegalStateException("the gateway is shutting down");
+                    }
+                    c.touched = clock.getAsLong();
+                    if (!c.persisted) {
+                        c.persisted = true;
+                        ConversationRecord rec = new ConversationRecord(c.id, null, clock.getAsLong());
+                        writeLocked(c, b -> b.addConversation(rec), null);
+                    }
+                    Event.ApprovalRequested event = new Event.ApprovalRequested(Ids.next("appr"), request.toolCallId(),
+                            request.toolName(), request.description(), request.arguments(), request.reasoning(),
+                            request.risk());
+                    ApprovalRecord rec = new ApprovalRecord(c.id, null, c.lastSeq + 1, event,
+                            ApprovalRecord.Status.PENDING, null, null, null);
+                    approvals.put(event.approvalId(), new Pending(rec, c, null));
+                    c.pending++;
+                    emitLocked(c, null, event, null);
+                    return rec;
+                }
+            }
+        }, workers);
+    }
+
+    /**
+     * Decides an approval as an operator (the A2H side): any pending approval, of a run, of a
+     * run lost to a restart, or asked from outside any run. Completes with null when decided,
+     * else with the error (unknown, already decided, ...).
+     */
+    public CompletableFuture<GatewayError> decideAsOperator(String approvalId, boolean approved, String feedback,
+                                                            JsonNode payload, Principal by) {
+        CompletableFuture<GatewayError> result = new CompletableFuture<>();
+        Subscriber operator = new OperatorReply(by, result);
+        try {
+            workers.execute(() -> {
+                try {
+                    decide(new Command.DecideApproval(approvalId, approved, feedback, payload), operator, true);
+                    result.complete(null);
+                } catch (RuntimeException e) {
+                    log.error("operator decision of {} failed", approvalId, e);
+                    result.complete(GatewayError.of(ErrorCode.INTERNAL, "the decision could not be recorded"));
+                }
+            });
+        } catch (RejectedExecutionException stopped) {
+            result.complete(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+        }
+        return result;
+    }
+
+    /** Pending approvals of every conversation, oldest first: what an operator may answer. */
+    public List<ApprovalRecord> pendingApprovals(int limit, int offset) {
+        return store.pendingApprovals(limit, offset);
+    }
+
+    private boolean resolveExternal(Pending p, ApprovalDecision d) {
+        Conversation c = p.conversation;
+        synchronized (c) {
+            if (!approvals.remove(p.record.approvalId(), p)) {
+                return false;
+            }
+            c.pending--;
+            ApprovalRecord decided = p.record.decided(d.approved(), d.feedback(), d.decidedBy().id(), clock.getAsLong());
+            writeLocked(c, b -> b.putApproval(decided), null);
+            emitLocked(c, null, new Event.ApprovalResolved(p.record.approvalId(), d.approved(), d.feedback(),
+                    d.decidedBy().id()), () -> p.decision.complete(d));
+        }
+        return true;
+    }
+
+    private void decideStoredExternal(Conversation c, ApprovalRecord stored, Command.DecideApproval cmd, Subscriber from) {
+        synchronized (c) {
+            if (c.decidedExternally.contains(stored.approvalId())) {
+                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                        "approval " + stored.approvalId() + " was already decided"));
+                return;
+            }
+            c.decidedExternally.add(stored.approvalId());
+            ApprovalRecord decided = stored.decided(cmd.approved(), cmd.feedback(), from.principal().id(),
+                    clock.getAsLong());
+            writeLocked(c, b -> b.putApproval(decided), null);
+            emitLocked(c, null, new Event.ApprovalResolved(stored.approvalId(), cmd.approved(), cmd.feedback(),
+                    from.principal().id()), null);
+        }
+    }
+
+    /** The subscriber an operator's decision answers through: it keeps the first error. */
+    private static final class OperatorReply implements Subscriber {
+        private final Principal principal;
+        private final CompletableFuture<GatewayError> result;
+
+        OperatorReply(Principal principal, CompletableFuture<GatewayError> result) {
+            this.principal = principal;
+            this.result = result;
+        }
+
+        @Override
+        public Principal principal() {
+            return principal;
+        }
+
+        @Override
+        public boolean answersApprovals() {
+            return false;
+        }
+
+        @Override
+        public boolean deliver(Envelope envelope) {
+            return true;
+        }
+
+        @Override
+        public void overflowed() {
+        }
+
+        @Override
+        public void reject(GatewayError error) {
+            result.complete(error);
         }
     }
 
@@ -394,7 +548,7 @@ public final class ConversationHub implements AutoCloseable {
             waiting = run == null ? List.of() : List.copyOf(run.waiting);
         }
         if (run == null) {
-            continueOrphans(c, cmd.decisions(), from);
+            continueOrphans(c, cmd.decisions(), from, true);
             return;
         }
         if (waiting.isEmpty()) {
@@ -447,8 +601,8 @@ public final class ConversationHub implements AutoCloseable {
      * Answers approvals that are pending in the store but whose run did not survive a restart:
      * the decisions are recorded and the runtime continues the work in a new run.
      */
-    private void continueOrphans(Conversation c, List<Command.DecideApproval> decisions, Subscriber from) {
-        List<ApprovalRecord> pending = store.pendingApprovals(c.id);
+    private void continueOrphans(Conversation c, List<Command.DecideApproval> decisions, Subscriber from, boolean join) {
+        List<ApprovalRecord> pending = store.pendingApprovals(c.id).stream().filter(a -> a.runId() != null).toList();
         if (pending.isEmpty()) {
             from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id",
                     "conversation " + c.id + " has no run waiting for an approval"));
@@ -482,7 +636,9 @@ public final class ConversationHub implements AutoCloseable {
             run = new Run(c, request);
             c.active = run;
             activeRuns.incrementAndGet();
-            subscribe(c, from, -1, false);
+            if (join) {
+                subscribe(c, from, -1, false);
+            }
             emitLocked(run, new Event.RunStarted(oldRun), null);
             for (int i = 0; i < decided.size(); i++) {
                 ApprovalRecord a = decided.get(i);
@@ -554,14 +710,21 @@ public final class ConversationHub implements AutoCloseable {
      * {@code after} runs once the event is stored and fanned out.
      */
     private void emitLocked(Run run, Event event, Runnable after) {
-        Conversation c = run.conversation;
-        String runId = run.request.runId();
+        emitLocked(run.conversation, run, event, after);
+    }
+
+    /**
+     * Stamps and queues an event of the conversation, of {@code run} or of no run (null);
+     * the caller holds the conversation's lock. {@code after} runs once it is stored and fanned out.
+     */
+    private void emitLocked(Conversation c, Run run, Event event, Runnable after) {
+        String runId = run == null ? null : run.request.runId();
         Envelope env = new Envelope(c.id, runId, ++c.lastSeq, clock.getAsLong(), event);
         StoreBatch.MessageRow row = messageOf(env);
         ApprovalRecord approval = event instanceof Event.ApprovalRequested a
                 ? new ApprovalRecord(c.id, runId, env.seq(), a, ApprovalRecord.Status.PENDING, null, null, null)
                 : null;
-        if (row != null) {
+        if (row != null && run != null) {
             run.ownMessages.add(row.message().id());
         }
         writeLocked(c, b -> {
@@ -684,6 +847,8 @@ public final class ConversationHub implements AutoCloseable {
         int pending;
         /** Evicted from the map: a holder must load the conversation again. */
         boolean retired;
+        /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
+        final Set<String> decidedExternally = new HashSet<>(0);
         /** Touched only on the sequencer thread. */
         final List<Subscriber> subscribers = new ArrayList<>(2);
 
@@ -700,10 +865,13 @@ public final class ConversationHub implements AutoCloseable {
     private static final class Pending {
         final ApprovalRecord record;
         final CompletableFuture<ApprovalDecision> decision = new CompletableFuture<>();
+        final Conversation conversation;
+        /** The run that waits for it; null for an approval asked from outside any run. */
         final Run run;
 
-        Pending(ApprovalRecord record, Run run) {
+        Pending(ApprovalRecord record, Conversation conversation, Run run) {
             this.record = record;
+            this.conversation = conversation;
             this.run = run;
         }
     }
@@ -774,7 +942,7 @@ public final class ConversationHub implements AutoCloseable {
                         r.toolName(), r.description(), r.arguments(), r.reasoning(), r.risk());
                 ApprovalRecord rec = new ApprovalRecord(conversation.id, request.runId(), conversation.lastSeq + 1,
                         event, ApprovalRecord.Status.PENDING, null, null, null);
-                Pending p = new Pending(rec, this);
+                Pending p = new Pending(rec, conversation, this);
                 waiting.add(p);
                 conversation.pending++;
                 approvals.put(event.approvalId(), p);

@@ -18,6 +18,7 @@ public final class InMemoryConversationStore implements ConversationStore {
     private final Map<String, List<InputMessage>> messages = new HashMap<>();
     private final Map<String, List<Envelope>> events = new HashMap<>();
     private final Map<String, ApprovalRecord> approvals = new LinkedHashMap<>();
+    private final Map<String, Map<String, String>> documents = new HashMap<>();
 
     @Override
     public synchronized Optional<ConversationRecord> conversation(String conversationId) {
@@ -72,6 +73,38 @@ public final class InMemoryConversationStore implements ConversationStore {
         return approvals.values().stream()
                 .filter(a -> a.conversationId().equals(conversationId) && a.status() == ApprovalRecord.Status.PENDING)
                 .toList();
+    }
+
+    @Override
+    public synchronized List<ApprovalRecord> pendingApprovals(int limit, int offset) {
+        return approvals.values().stream().filter(a -> a.status() == ApprovalRecord.Status.PENDING)
+                .sorted(java.util.Comparator.comparingLong(ApprovalRecord::seq))
+                .skip(offset).limit(limit).toList();
+    }
+
+    @Override
+    public synchronized int countPendingApprovals() {
+        return (int) approvals.values().stream().filter(a -> a.status() == ApprovalRecord.Status.PENDING).count();
+    }
+
+    @Override
+    public synchronized boolean putDocument(String collection, String id, String json, boolean replace) {
+        Map<String, String> docs = documents.computeIfAbsent(collection, k -> new LinkedHashMap<>());
+        if (!replace && docs.containsKey(id)) {
+            return false;
+        }
+        docs.put(id, json);
+        return true;
+    }
+
+    @Override
+    public synchronized Optional<String> document(String collection, String id) {
+        return Optional.ofNullable(documents.getOrDefault(collection, Map.of()).get(id));
+    }
+
+    @Override
+    public synchronized List<String> documents(String collection) {
+        return List.copyOf(documents.getOrDefault(collection, Map.of()).values());
     }
 
     @Override

@@ -19,9 +19,12 @@ public record Principal(String id, boolean anonymous) {
         return new Principal(id, false);
     }
 
-    /** True if this principal may use a conversation owned by {@code owner} (null for anonymous). */
+    /**
+     * True if this principal may use a conversation owned by {@code owner}. A conversation with
+     * no owner (begun anonymously, or by the A2H side for a person to answer) is open to all.
+     */
     public boolean mayUse(String owner) {
-        return owner == null ? anonymous : !anonymous && id.equals(owner);
+        return owner == null || !anonymous && id.equals(owner);
     }
 
     /** The owner recorded for a conversation this principal creates (null for anonymous). */

@@ -380,6 +380,59 @@ class ConversationHubTest {
     }
 
     @Test
+    void anApprovalAskedFromOutsideAnyRunReachesAPersonWhoJoinsLater() throws Exception {
+        ApprovalRecord asked = hub.requestApproval("ext-1", new ApprovalRequest("call_9", "process_payment",
+                "pay the merchant", Json.object().put("amount", 100), "", RiskLevel.HIGH)).get(5, TimeUnit.SECONDS);
+        assertThat(asked.runId()).isNull();
+        RecordingSubscriber person = new RecordingSubscriber();
+        hub.submit(Command.Subscribe.live("ext-1"), person);
+        Envelope shown = person.next(WAIT);
+        assertThat(shown.event()).isEqualTo(asked.request());
+        hub.submit(new Command.DecideApproval(asked.approvalId(), true, "paid", null), person);
+        Envelope resolved = person.next(WAIT);
+        assertThat(resolved.event()).isEqualTo(new Event.ApprovalResolved(asked.approvalId(), true, "paid", "anonymous"));
+        assertThat(store.approval(asked.approvalId())).get().extracting(ApprovalRecord::status)
+                .isEqualTo(ApprovalRecord.Status.APPROVED);
+        hub.submit(new Command.DecideApproval(asked.approvalId(), false, null, null), person);
+        assertThat(person.nextError(WAIT).code()).isEqualTo(ErrorCode.CONFLICT);
+    }
+
+    @Test
+    void anOperatorDecidesARunsApprovalAndTheRunGoesOn() throws Exception {
+        RecordingSubscriber voice = new RecordingSubscriber(Principal.ANONYMOUS, false, 100);
+        hub.submit(ask("op-1", "report"), voice);
+        ManualRuntime.Started run = runtime.next();
+        CompletionStage<ApprovalDecision> d = run.ctx().requestApproval(
+                new ApprovalRequest("call_1", "generate_inspection_report", "d", null, "r", RiskLevel.HIGH));
+        voice.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT);
+        List<ApprovalRecord> pending = hub.pendingApprovals(10, 0);
+        assertThat(pending).extracting(ApprovalRecord::conversationId).containsExactly("op-1");
+        assertThat(hub.decideAsOperator(pending.get(0).approvalId(), true, "ok", null, Principal.of("a2h"))
+                .get(5, TimeUnit.SECONDS)).isNull();
+        assertThat(d.toCompletableFuture().get(5, TimeUnit.SECONDS).decidedBy()).isEqualTo(Principal.of("a2h"));
+        assertThat(hub.decideAsOperator(pending.get(0).approvalId(), true, "again", null, Principal.of("a2h"))
+                .get(5, TimeUnit.SECONDS).code()).isEqualTo(ErrorCode.CONFLICT);
+        assertThat(hub.decideAsOperator("appr_missing", true, null, null, Principal.of("a2h"))
+                .get(5, TimeUnit.SECONDS).code()).isEqualTo(ErrorCode.NOT_FOUND);
+        run.ctx().finish();
+    }
+
+    @Test
+    void anOutsideApprovalPendingAtShutdownIsDecidedAfterARestart() throws Exception {
+        ApprovalRecord asked = hub.requestApproval("ext-2", new ApprovalRequest("call_1", "f", "", null, "",
+                RiskLevel.LOW)).get(5, TimeUnit.SECONDS);
+        hub.shutdown(Duration.ZERO).get(5, TimeUnit.SECONDS);
+        hub = ConversationHub.builder().store(store).runtime(runtime).build();
+        assertThat(hub.decideAsOperator(asked.approvalId(), false, "no", null, Principal.of("a2h"))
+                .get(5, TimeUnit.SECONDS)).isNull();
+        Thread.sleep(50);
+        assertThat(store.approval(asked.approvalId())).get().extracting(ApprovalRecord::status)
+                .isEqualTo(ApprovalRecord.Status.REJECTED);
+        assertThat(hub.decideAsOperator(asked.approvalId(), true, null, null, Principal.of("a2h"))
+                .get(5, TimeUnit.SECONDS).code()).isEqualTo(ErrorCode.CONFLICT);
+    }
+
+    @Test
     void shutdownFailsRunsStillActiveAfterTheGrace() throws Exception {
         RecordingSubscriber a = new RecordingSubscriber();
         hub.submit(ask("c1", "hi"), a);

@@ -36,6 +36,24 @@ public interface ConversationStore extends AutoCloseable {
     /** The conversation's undecided approvals, oldest first. */
     List<ApprovalRecord> pendingApprovals(String conversationId);
 
+    /** Undecided approvals of every conversation, oldest first, a page of them. */
+    List<ApprovalRecord> pendingApprovals(int limit, int offset);
+
+    /** How many approvals are undecided, in every conversation. */
+    int countPendingApprovals();
+
+    /**
+     * Stores a JSON document in a collection (for example the A2H side's calls and humans):
+     * inserted, or replaced when {@code replace}; false when it exists and is not replaced.
+     */
+    boolean putDocument(String collection, String id, String json, boolean replace);
+
+    /** A stored document. */
+    Optional<String> document(String collection, String id);
+
+    /** Every document of a collection, oldest first. */
+    List<String> documents(String collection);
+
     @Override
     void close();
 }

@@ -39,7 +39,7 @@ public final class SqliteConversationStore implements ConversationStore {
     public static final String FILE_NAME = "switchboard.db";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 1;
+    public static final int SCHEMA_VERSION = 2;
 
     private static final List<String> SCHEMA = List.of(
             """
@@ -86,6 +86,19 @@ public final class SqliteConversationStore implements ConversationStore {
             )""",
             "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)");
 
+    /** Version 2: JSON documents of other modules (the A2H side), and pending approvals of every conversation. */
+    private static final List<String> SCHEMA_V2 = List.of(
+            """
+            CREATE TABLE documents (
+                collection TEXT NOT NULL,
+                id         TEXT NOT NULL,
+                position   INTEGER NOT NULL,
+                body       TEXT NOT NULL,
+                PRIMARY KEY (collection, id)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX documents_in_order ON documents (collection, position)",
+            "CREATE INDEX approvals_pending ON approvals (status)");
+
     private final Path file;
     private final Connection writer;
     private final Connection reader;
@@ -101,6 +114,12 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement selectMessages;
     private final PreparedStatement selectApproval;
     private final PreparedStatement selectPendingApprovals;
+    private final PreparedStatement selectAllPendingApprovals;
+    private final PreparedStatement countAllPendingApprovals;
+    private final PreparedStatement insertDocument;
+    private final PreparedStatement replaceDocument;
+    private final PreparedStatement selectDocument;
+    private final PreparedStatement selectDocuments;
 
     private volatile boolean closed;
 
@@ -135,6 +154,19 @@ public final class SqliteConversationStore implements ConversationStore {
         selectPendingApprovals = reader.prepareStatement("""
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE conversation_id = ? AND status = 'PENDING' ORDER BY seq""");
+        // A pending approval is inserted once and only replaced when decided, so its rowid is its age.
+        selectAllPendingApprovals = reader.prepareStatement("""
+                SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
+                FROM approvals WHERE status = 'PENDING' ORDER BY rowid LIMIT ? OFFSET ?""");
+        countAllPendingApprovals = reader.prepareStatement("SELECT COUNT(*) FROM approvals WHERE status = 'PENDING'");
+        insertDocument = writer.prepareStatement("""
+                INSERT OR IGNORE INTO documents (collection, id, position, body)
+                VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM documents WHERE collection = ?), ?)""");
+        replaceDocument = writer.prepareStatement(
+                "UPDATE documents SET body = ? WHERE collection = ? AND id = ?");
+        selectDocument = reader.prepareStatement("SELECT body FROM documents WHERE collection = ? AND id = ?");
+        selectDocuments = reader.prepareStatement(
+                "SELECT body FROM documents WHERE collection = ? ORDER BY position");
     }
 
     /**
@@ -200,13 +232,18 @@ public final class SqliteConversationStore implements ConversationStore {
         try {
             int version = userVersion(c);
             checkVersion(file, version);
-            if (version == 0) {
-                try (Statement s = c.createStatement()) {
+            try (Statement s = c.createStatement()) {
+                if (version < 1) {
                     for (String ddl : SCHEMA) {
                         s.execute(ddl);
                     }
-                    s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
                 }
+                if (version < 2) {
+                    for (String ddl : SCHEMA_V2) {
+                        s.execute(ddl);
+                    }
+                }
+                s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
@@ -484,6 +521,91 @@ public final class SqliteConversationStore implements ConversationStore {
                 return approvals(selectPendingApprovals);
             } catch (SQLException e) {
                 throw readFailure("pending approvals of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public List<ApprovalRecord> pendingApprovals(int limit, int offset) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectAllPendingApprovals.setInt(1, Math.max(0, limit));
+                selectAllPendingApprovals.setInt(2, Math.max(0, offset));
+                return approvals(selectAllPendingApprovals);
+            } catch (SQLException e) {
+                throw readFailure("pending approvals", e);
+            }
+        }
+    }
+
+    @Override
+    public int countPendingApprovals() {
+        synchronized (reader) {
+            requireOpen();
+            try (ResultSet rs = countAllPendingApprovals.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            } catch (SQLException e) {
+                throw readFailure("the number of pending approvals", e);
+            }
+        }
+    }
+
+    @Override
+    public synchronized boolean putDocument(String collection, String id, String json, boolean replace) {
+        requireOpen();
+        try {
+            insertDocument.setString(1, collection);
+            insertDocument.setString(2, id);
+            insertDocument.setString(3, collection);
+            insertDocument.setString(4, json);
+            if (insertDocument.executeUpdate() == 1) {
+                return true;
+            }
+            if (!replace) {
+                return false;
+            }
+            replaceDocument.setString(1, json);
+            replaceDocument.setString(2, collection);
+            replaceDocument.setString(3, id);
+            return replaceDocument.executeUpdate() == 1;
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot store document " + collection + "/" + id + " in " + file
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Optional<String> document(String collection, String id) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectDocument.setString(1, collection);
+                selectDocument.setString(2, id);
+                try (ResultSet rs = selectDocument.executeQuery()) {
+                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                }
+            } catch (SQLException e) {
+                throw readFailure("document " + collection + "/" + id, e);
+            }
+        }
+    }
+
+    @Override
+    public List<String> documents(String collection) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectDocuments.setString(1, collection);
+                List<String> out = new ArrayList<>();
+                try (ResultSet rs = selectDocuments.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(rs.getString(1));
+                    }
+                }
+                return out;
+            } catch (SQLException e) {
+                throw readFailure("documents of " + collection, e);
             }
         }
     }

@@ -314,4 +314,18 @@ class SqliteConversationStoreTest {
     private static List<Long> seqs(List<Envelope> events) {
         return events.stream().map(Envelope::seq).toList();
     }
+
+    @Test
+    void documentsAreInsertedOnceReplacedOnRequestListedInOrderAndSurviveAReopen() {
+        assertThat(store.putDocument("calls", "b", "{\"n\":1}", false)).isTrue();
+        assertThat(store.putDocument("calls", "a", "{\"n\":2}", false)).isTrue();
+        assertThat(store.putDocument("calls", "b", "{\"n\":3}", false)).isFalse();
+        assertThat(store.document("calls", "b")).contains("{\"n\":1}");
+        assertThat(store.putDocument("calls", "b", "{\"n\":4}", true)).isTrue();
+        assertThat(store.putDocument("humans", "b", "{}", false)).isTrue();
+        store.close();
+        store = SqliteConversationStore.open(dir);
+        assertThat(store.documents("calls")).containsExactly("{\"n\":4}", "{\"n\":2}");
+        assertThat(store.document("calls", "zzz")).isEmpty();
+    }
 }
