@@ -11,6 +11,8 @@ import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.server.demo.DemoRuntime;
 import dev.switchboard.server.internal.AdapterRegistry;
 import dev.switchboard.server.internal.HttpRouter;
+import dev.switchboard.server.internal.RestRoutes;
+import dev.switchboard.core.spi.RestServiceProvider;
 import dev.switchboard.server.internal.WebSocketConnection;
 import dev.switchboard.server.store.SqliteConversationStore;
 import io.netty.bootstrap.ServerBootstrap;
@@ -41,7 +43,10 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The gateway: one Netty port serving every dialect, the conversation hub, the store and the
@@ -56,6 +61,8 @@ public final class GatewayServer {
     private final ConversationHub hub;
     private final AdapterRegistry adapters;
     private final Authenticator authenticator;
+    private final RestRoutes rest;
+    private final ExecutorService restExecutor;
     private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
@@ -81,6 +88,24 @@ public final class GatewayServer {
             store.close();
             throw e;
         }
+        try {
+            this.rest = RestRoutes.load(new RestServiceProvider.Context(hub, store, new AgentRuntimeProvider.Settings() {
+                @Override
+                public java.util.Optional<String> get(String key) {
+                    return config.get(key);
+                }
+            }));
+        } catch (RuntimeException e) {
+            hub.close();
+            store.close();
+            throw e instanceof IllegalArgumentException ? new GatewayConfig.ConfigException(e.getMessage()) : e;
+        }
+        AtomicInteger restThreads = new AtomicInteger();
+        this.restExecutor = Executors.newFixedThreadPool(4, r -> {
+            Thread t = new Thread(r, "switchboard-rest-" + restThreads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         if (!authenticator.required()) {
             log.info("authentication is off: every client is anonymous (set --jwt-secret or --jwt-public-key)");
         }
@@ -104,7 +129,7 @@ public final class GatewayServer {
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
-                                () -> ready, conn -> {
+                                rest, restExecutor, () -> ready, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -173,6 +198,7 @@ public final class GatewayServer {
                 log.debug("some connections did not close in time");
             }
             shutdownNow();
+            restExecutor.shutdownNow();
             store.close();
             log.info("Switchboard stopped");
             return null;

@@ -8,6 +8,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.spi.Authenticator;
+import dev.switchboard.core.spi.RestRequest;
 import dev.switchboard.server.GatewayConfig;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.HttpExchange;
@@ -15,6 +16,8 @@ import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -38,7 +41,13 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -58,11 +67,16 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final int idleTimeoutSeconds;
     private final BooleanSupplier ready;
     private final Consumer<WebSocketConnection> onOpen;
+    private final RestRoutes rest;
+    private final Executor restExecutor;
     /** The HTTP exchange this connection is answering, if any; event loop only. */
     private HttpStream current;
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
-                      BooleanSupplier ready, Consumer<WebSocketConnection> onOpen) {
+                      RestRoutes rest, Executor restExecutor, BooleanSupplier ready,
+                      Consumer<WebSocketConnection> onOpen) {
+        this.rest = rest;
+        this.restExecutor = restExecutor;
         this.hub = hub;
         this.adapters = adapters;
         this.authenticator = authenticator;
@@ -95,6 +109,11 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             });
             return;
         }
+        var restMatch = rest.match(path);
+        if (restMatch.isPresent()) {
+            serveRest(ctx, req, uri, restMatch.get());
+            return;
+        }
         var http = adapters.forHttpPath(path);
         if (http.isPresent() && !isUpgrade(req)) {
             if (req.method() != HttpMethod.POST) {
@@ -111,6 +130,31 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             return;
         }
         sendError(ctx, req, HttpResponseStatus.NOT_FOUND, "not_found", "no route for " + path);
+    }
+
+    /** Hands a request to a REST service off the event loop and writes its answer back on it. */
+    private void serveRest(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, RestRoutes.Match m) {
+        Map<String, String> headers = new HashMap<>();
+        req.headers().forEach(h -> headers.put(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
+        boolean loopback = ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
+                && a.getAddress().isLoopbackAddress();
+        RestRequest request = new RestRequest(req.method().name(), m.prefix(), uri.path().substring(m.prefix().length()),
+                uri.parameters(), headers, req.content().toString(StandardCharsets.UTF_8), loopback);
+        FullHttpRequest head = new DefaultFullHttpRequest(req.protocolVersion(), req.method(), req.uri(),
+                Unpooled.EMPTY_BUFFER, req.headers().copy(), req.trailingHeaders().copy());
+        CompletableFuture.supplyAsync(() -> m.service().handle(request), restExecutor)
+                .thenCompose(stage -> stage)
+                .whenComplete((res, failure) -> ctx.executor().execute(() -> {
+                    if (failure != null) {
+                        log.error("REST {} {} failed", req.method(), uri.path(), failure);
+                        sendError(ctx, head, HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCode.INTERNAL.wireCode(),
+                                "the request could not be handled");
+                        return;
+                    }
+                    sendJson(ctx, head, HttpResponseStatus.valueOf(res.status()),
+                            r -> res.headers().forEach((k, v) -> r.headers().set(k, v)),
+                            g -> g.writeRawValue(res.json()));
+                }));
     }
 
     private static boolean isUpgrade(FullHttpRequest req) {
