@@ -32,8 +32,13 @@ public final class GatewayConfig {
                 Kind.INT, 1_024, 16 * 1024 * 1024),
         MAX_BODY_BYTES("max-body-bytes", "1048576", "largest inbound HTTP request body in bytes",
                 Kind.INT, 1_024, 64 * 1024 * 1024),
+        MAX_OUTBOUND_BYTES("max-outbound-bytes", "1048576",
+                "bytes written to one connection and not yet read before it is dropped (1013; it may resume)",
+                Kind.INT, 16 * 1024, 1 << 30),
+        SOCKET_SEND_BUFFER_BYTES("socket-send-buffer-bytes", "0",
+                "kernel send buffer per connection (SO_SNDBUF); 0 leaves it to the OS", Kind.INT, 0, 64 << 20),
         MAX_OUTBOUND_EVENTS("max-outbound-events", "4096",
-                "events queued for one slow connection before it is dropped", Kind.INT, 16, 1_000_000),
+                "events waiting for one connection's thread before it is dropped", Kind.INT, 16, 1_000_000),
         MODERATION("moderation", "true", "block messages containing blocked words", Kind.BOOL, 0, 0),
         BLOCKED_WORDS_FILE("blocked-words-file", "",
                 "file of blocked words, one a line, replacing the built-in list", Kind.TEXT, 0, 0),
@@ -329,6 +334,14 @@ public final class GatewayConfig {
 
     public int maxBodyBytes() {
         return intValue(Option.MAX_BODY_BYTES);
+    }
+
+    public long maxOutboundBytes() {
+        return intValue(Option.MAX_OUTBOUND_BYTES);
+    }
+
+    public int socketSendBufferBytes() {
+        return intValue(Option.SOCKET_SEND_BUFFER_BYTES);
     }
 
     public int maxOutboundEvents() {

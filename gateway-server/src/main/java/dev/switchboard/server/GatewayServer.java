@@ -135,6 +135,9 @@ public final class GatewayServer {
                                 }));
                     }
                 });
+        if (config.socketSendBufferBytes() > 0) {
+            bootstrap.childOption(ChannelOption.SO_SNDBUF, config.socketSendBufferBytes());
+        }
         bootstrap.bind(config.host(), config.port()).addListener(f -> {
             if (f.isSuccess()) {
                 serverChannel = ((io.netty.channel.ChannelFuture) f).channel();

@@ -15,13 +15,23 @@ final class TestGateway implements AutoCloseable {
     }
 
     static TestGateway start(Path dataDir, Map<GatewayConfig.Option, Object> options) {
+        return start(dataDir, options, null);
+    }
+
+    /** A gateway with this runtime instead of the one the options name (null: theirs). */
+    static TestGateway start(Path dataDir, Map<GatewayConfig.Option, Object> options,
+                             dev.switchboard.core.spi.AgentRuntime runtime) {
         GatewayConfig.Builder b = GatewayConfig.builder()
                 .set(GatewayConfig.Option.PORT, 0)
                 .set(GatewayConfig.Option.DATA_DIR, dataDir.toString())
                 .set(GatewayConfig.Option.DEMO_DELAY_MS, 0)
                 .set(GatewayConfig.Option.SHUTDOWN_GRACE_SECONDS, 1);
         options.forEach(b::set);
-        GatewayServer s = GatewayServer.builder(b.build()).build();
+        GatewayServer.Builder builder = GatewayServer.builder(b.build());
+        if (runtime != null) {
+            builder.runtime(runtime);
+        }
+        GatewayServer s = builder.build();
         s.start().join();
         return new TestGateway(s, dataDir);
     }

@@ -63,7 +63,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final AdapterRegistry adapters;
     private final Authenticator authenticator;
     private final int maxFrameBytes;
-    private final int maxOutbound;
+    private final int maxOutboundEvents;
+    private final long maxOutboundBytes;
     private final int idleTimeoutSeconds;
     private final BooleanSupplier ready;
     private final Consumer<WebSocketConnection> onOpen;
@@ -81,7 +82,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         this.adapters = adapters;
         this.authenticator = authenticator;
         this.maxFrameBytes = config.maxFrameBytes();
-        this.maxOutbound = config.maxOutboundEvents();
+        this.maxOutboundEvents = config.maxOutboundEvents();
+        this.maxOutboundBytes = config.maxOutboundBytes();
         this.idleTimeoutSeconds = config.idleTimeoutSeconds();
         this.ready = ready;
         this.onOpen = onOpen;
@@ -176,7 +178,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 uri.parameters()));
         Decoded decoded = exchange.decode(req.content().toString(StandardCharsets.UTF_8));
         HttpStream stream = new HttpStream(hub, ctx, exchange, principal, dialect.answersApprovals(),
-                HttpUtil.isKeepAlive(req), maxOutbound, () -> current = null);
+                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, () -> current = null);
         current = stream;
         if (decoded instanceof Decoded.Failure f) {
             log.debug("bad {} request on {}: {}", dialect.id(), path, f.error().message());
@@ -213,20 +215,20 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     }
 
     @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (current != null) {
+            current.writabilityChanged();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (current != null) {
             current.closed();
             current = null;
         }
         ctx.fireChannelInactive();
-    }
-
-    @Override
-    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (current != null) {
-            current.writabilityChanged();
-        }
-        ctx.fireChannelWritabilityChanged();
     }
 
     private void upgrade(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path) {
@@ -276,7 +278,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             }
         }
         WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal,
-                chosen, maxOutbound);
+                chosen, maxOutboundEvents, maxOutboundBytes);
         ctx.pipeline().addLast("ws-idle", new IdleStateHandler(idleTimeoutSeconds, 0, 0));
         ctx.pipeline().addLast("ws-aggregator", new WebSocketFrameAggregator(maxFrameBytes));
         ctx.pipeline().addLast("ws-connection", conn);

@@ -57,7 +57,8 @@ final class HttpStream implements Subscriber {
     private boolean ended;
 
     HttpStream(ConversationHub hub, ChannelHandlerContext ctx, HttpExchange exchange, Principal principal,
-               boolean answersApprovals, boolean keepAlive, int maxOutbound, Runnable onEnd) {
+               boolean answersApprovals, boolean keepAlive, int maxOutboundEvents, long maxOutboundBytes,
+               Runnable onEnd) {
         this.answersApprovals = answersApprovals;
         this.hub = hub;
         this.ctx = ctx;
@@ -65,7 +66,7 @@ final class HttpStream implements Subscriber {
         this.principal = principal;
         this.keepAlive = keepAlive;
         this.onEnd = onEnd;
-        this.outbox = new Outbox(maxOutbound, this::encode);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode);
         this.bodyWriter = new NettyFrameWriter(ctx, new byte[0], new byte[0], this::sendBody);
         this.streamWriter = exchange.streaming()
                 ? new NettyFrameWriter(ctx, SSE_PREFIX, SSE_SUFFIX, this::sendEvent) : bodyWriter;
@@ -152,6 +153,12 @@ final class HttpStream implements Subscriber {
         ctx.write(new DefaultHttpContent(event));
     }
 
+    void writabilityChanged() {
+        if (ctx.channel().isWritable()) {
+            outbox.drain();
+        }
+    }
+
     /** Ends the response and leaves the hub; on the event loop. */
     private void end() {
         if (ended) {
@@ -178,12 +185,6 @@ final class HttpStream implements Subscriber {
         }
     }
 
-    void writabilityChanged() {
-        if (ctx.channel().isWritable()) {
-            outbox.drain();
-        }
-    }
-
     // ---- Subscriber ----------------------------------------------------------------------
 
     @Override
@@ -203,15 +204,19 @@ final class HttpStream implements Subscriber {
 
     @Override
     public void overflowed() {
-        ctx.executor().execute(() -> {
-            log.info("an HTTP stream fell {} events behind; ending it", outbox.capacity());
-            if (!ended) {
-                ended = true;
-                outbox.close();
-                ctx.close();
-                onEnd.run();
-            }
-        });
+        ctx.executor().execute(this::tooSlow);
+    }
+
+    /** The client does not read fast enough: the stream ends; it may reattach from its last event id. */
+    private void tooSlow() {
+        log.info("an HTTP stream fell more than {} bytes behind; ending it", outbox.maxBytes());
+        if (!ended) {
+            ended = true;
+            outbox.close();
+            hub.disconnected(this);
+            ctx.close();
+            onEnd.run();
+        }
     }
 
     @Override

@@ -1,34 +1,48 @@
 package dev.switchboard.server.internal;
 
 import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
 import io.netty.channel.ChannelHandlerContext;
 
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
  * One connection's bounded queue of events from the hub. {@link #offer} is called from the
  * hub's fan-out thread and never blocks; the queue is drained on the connection's event loop
- * while the channel is writable, so a client that stops reading fills the queue (and is then
- * dropped by the hub) instead of the gateway's memory.
+ * while the channel is writable (Netty's write-buffer watermarks bound what is written but not
+ * yet sent). A client that stops reading leaves events here; past the byte bound (estimated
+ * from each event's size) or the event bound, {@link #offer} answers false, the hub drops the
+ * connection and it closes; the client may resume from its cursor. So a slow reader costs the
+ * gateway a bounded amount of memory and slows no one else.
  */
 final class Outbox {
+    /** What an event costs beyond its text: keys, ids and framing of a typical frame. */
+    private static final int EVENT_OVERHEAD_BYTES = 160;
+
     private final Queue<Envelope> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger size = new AtomicInteger();
+    private final AtomicLong bytes = new AtomicLong();
     private final AtomicBoolean scheduled = new AtomicBoolean();
-    private final int capacity;
+    private final int maxEvents;
+    private final long maxBytes;
     private final Consumer<Envelope> encoder;
     private final Runnable drainTask = this::drain;
     private ChannelHandlerContext ctx;
     private volatile boolean open = true;
     private boolean paused = true;
 
-    /** {@code encoder} writes one event to the channel (without flushing), on the event loop. */
-    Outbox(int capacity, Consumer<Envelope> encoder) {
-        this.capacity = capacity;
+    /**
+     * {@code encoder} writes one event to the channel (without flushing), on the event loop;
+     * {@code maxEvents} and {@code maxBytes} bound the events waiting to be written.
+     */
+    Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder) {
+        this.maxEvents = maxEvents;
+        this.maxBytes = maxBytes;
         this.encoder = encoder;
     }
 
@@ -43,13 +57,15 @@ final class Outbox {
         drain();
     }
 
-    /** Queues an event; false when the queue is full. A closed outbox swallows events. */
+    /** Queues an event; false when a bound would be passed. A closed outbox swallows events. */
     boolean offer(Envelope e) {
         if (!open) {
             return true;
         }
-        if (size.incrementAndGet() > capacity) {
+        long cost = estimate(e);
+        if (size.incrementAndGet() > maxEvents || bytes.addAndGet(cost) > maxBytes) {
             size.decrementAndGet();
+            bytes.addAndGet(-cost);
             return false;
         }
         queue.add(e);
@@ -69,6 +85,7 @@ final class Outbox {
         Envelope e;
         while (open && ctx.channel().isWritable() && (e = queue.poll()) != null) {
             size.decrementAndGet();
+            bytes.addAndGet(-estimate(e));
             encoder.accept(e);
             wrote = true;
         }
@@ -80,12 +97,26 @@ final class Outbox {
     /** Drops everything queued and refuses nothing more (the connection is gone). */
     void close() {
         open = false;
-        while (queue.poll() != null) {
+        Envelope e;
+        while ((e = queue.poll()) != null) {
             size.decrementAndGet();
+            bytes.addAndGet(-estimate(e));
         }
     }
 
-    int capacity() {
-        return capacity;
+    long maxBytes() {
+        return maxBytes;
+    }
+
+    /** An event's approximate encoded size: its text, and a fixed overhead. */
+    private static long estimate(Envelope e) {
+        Event ev = e.event();
+        return EVENT_OVERHEAD_BYTES + switch (ev.kind()) {
+            case TEXT_DELTA -> ((Event.TextDelta) ev).delta().length();
+            case MESSAGE_COMPLETED -> ((Event.MessageCompleted) ev).text().length();
+            case TOOL_CALL_ARGS -> ((Event.ToolCallArgs) ev).delta().length();
+            case TOOL_RESULT -> ((Event.ToolResult) ev).content().length();
+            default -> 0;
+        };
     }
 }

@@ -41,6 +41,7 @@ import java.util.Map;
  */
 public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSocketFrame> implements Subscriber {
     private static final Logger log = LoggerFactory.getLogger(WebSocketConnection.class);
+    private static final int CLOSE_TIMEOUT_SECONDS = 2;
 
     private final ConversationHub hub;
     private final AdapterRegistry adapters;
@@ -58,14 +59,14 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
 
     public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
                                Map<String, List<String>> query, Principal principal, WireAdapter chosen,
-                               int maxOutbound) {
+                               int maxOutboundEvents, long maxOutboundBytes) {
         this.hub = hub;
         this.adapters = adapters;
         this.path = path;
         this.query = query;
         this.principal = principal;
         this.adapter = chosen;
-        this.outbox = new Outbox(maxOutbound, this::encode);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode);
     }
 
     @Override
@@ -200,11 +201,14 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
 
     @Override
     public void overflowed() {
-        ctx.executor().execute(() -> {
-            log.info("{} fell {} events behind; closing it (it may reconnect and resume)", connectionId,
-                    outbox.capacity());
-            close(WebSocketCloseStatus.TRY_AGAIN_LATER, "client too slow; reconnect and resume");
-        });
+        ctx.executor().execute(this::tooSlow);
+    }
+
+    /** The client does not read fast enough: close with 1013; it may reconnect and resume. */
+    private void tooSlow() {
+        log.info("{} fell more than {} bytes behind; closing it (it may reconnect and resume)", connectionId,
+                outbox.maxBytes());
+        close(WebSocketCloseStatus.TRY_AGAIN_LATER, "client too slow; reconnect and resume");
     }
 
     @Override
@@ -234,6 +238,10 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         closed = true;
         outbox.close();
         ctx.writeAndFlush(new CloseWebSocketFrame(status.code(), reason)).addListener(ChannelFutureListener.CLOSE);
+        // A peer that reads nothing never takes the close frame: close the socket anyway.
+        ctx.executor().schedule(() -> {
+            ctx.close();
+        }, CLOSE_TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
     }
 
     @Override
