@@ -53,6 +53,7 @@ public final class ConversationHub implements AutoCloseable {
     private final ConversationStore store;
     private final AgentRuntime runtime;
     private final Moderation moderation;
+    private final RateLimiter runLimiter;
     private final LongSupplier clock;
     private final Sequencer sequencer;
     private final ExecutorService workers;
@@ -70,6 +71,7 @@ public final class ConversationHub implements AutoCloseable {
         this.store = Objects.requireNonNull(b.store, "store");
         this.runtime = Objects.requireNonNull(b.runtime, "runtime");
         this.moderation = b.moderation;
+        this.runLimiter = new RateLimiter(b.runsPerMinute, b.clock);
         this.clock = b.clock;
         this.sequencer = new Sequencer(store);
         AtomicInteger n = new AtomicInteger();
@@ -294,6 +296,12 @@ public final class ConversationHub implements AutoCloseable {
                 // and its pending approvals, which they may answer.
                 subscribe(c, from, -1, true);
                 from.reject(busy(c));
+                return;
+            }
+            long wait = runLimiter.acquire(from.clientKey());
+            if (wait > 0) {
+                from.reject(new GatewayError(ErrorCode.RATE_LIMITED, "too many runs started; try again in " + wait
+                        + " s", Map.of("retry_after_seconds", Long.toString(wait))));
                 return;
             }
             String runId = cmd.runId() != null ? cmd.runId() : Ids.next("run");
@@ -1056,6 +1064,7 @@ public final class ConversationHub implements AutoCloseable {
         private Moderation moderation = Moderation.disabled();
         private LongSupplier clock = System::currentTimeMillis;
         private int workerThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+        private int runsPerMinute;
 
         private Builder() {
         }
@@ -1088,6 +1097,15 @@ public final class ConversationHub implements AutoCloseable {
                 throw new IllegalArgumentException("workerThreads must be at least 1, got " + n);
             }
             this.workerThreads = n;
+            return this;
+        }
+
+        /** Runs one client may start a minute (see {@link Subscriber#clientKey()}); 0, the default, is unlimited. */
+        public Builder runsPerMinute(int n) {
+            if (n < 0) {
+                throw new IllegalArgumentException("runsPerMinute must be >= 0, got " + n);
+            }
+            this.runsPerMinute = n;
             return this;
         }
 

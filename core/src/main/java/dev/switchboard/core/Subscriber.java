@@ -13,6 +13,14 @@ public interface Subscriber {
     /** Who is connected. */
     Principal principal();
 
+    /**
+     * The key its rate limits count against: the principal, or for an anonymous client its
+     * remote address.
+     */
+    default String clientKey() {
+        return principal().id();
+    }
+
     /** Whether a person on this connection can answer approval requests. */
     boolean answersApprovals();
 

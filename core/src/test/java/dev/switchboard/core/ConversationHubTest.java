@@ -136,6 +136,29 @@ class ConversationHubTest {
     }
 
     @Test
+    void runsPastTheRateLimitAreRefusedWithTheWait() throws Exception {
+        long[] now = {1_000_000};
+        ConversationHub limited = ConversationHub.builder().store(new InMemoryConversationStore()).runtime(runtime)
+                .runsPerMinute(2).clock(() -> now[0]).build();
+        try {
+            RecordingSubscriber a = new RecordingSubscriber();
+            for (int i = 0; i < 2; i++) {
+                limited.submit(ask("rl-" + i, "hi"), a);
+                runtime.next().ctx().finish();
+            }
+            limited.submit(ask("rl-3", "hi"), a);
+            GatewayError refused = a.nextError(WAIT);
+            assertThat(refused.code()).isEqualTo(ErrorCode.RATE_LIMITED);
+            assertThat(refused.details()).containsEntry("retry_after_seconds", "30");
+            now[0] += 30_000;
+            limited.submit(ask("rl-4", "hi"), a);
+            runtime.next().ctx().finish();
+        } finally {
+            limited.close();
+        }
+    }
+
+    @Test
     void blockedWordGetsModerationErrorAndNothingIsStored() throws Exception {
         RecordingSubscriber a = new RecordingSubscriber();
         hub.submit(ask("c1", "well DARN it"), a);

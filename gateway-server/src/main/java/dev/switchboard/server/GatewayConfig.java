@@ -35,6 +35,12 @@ public final class GatewayConfig {
         MAX_OUTBOUND_BYTES("max-outbound-bytes", "1048576",
                 "bytes written to one connection and not yet read before it is dropped (1013; it may resume)",
                 Kind.INT, 16 * 1024, 1 << 30),
+        RATE_LIMIT_RUNS_PER_MINUTE("rate-limit-runs-per-minute", "60",
+                "runs one client (principal, or address when anonymous) may start a minute; 0 = no limit",
+                Kind.INT, 0, 1_000_000),
+        MAX_CONNECTIONS_PER_CLIENT("max-connections-per-client", "50",
+                "open WebSockets and streams of one client", Kind.INT, 1, 1_000_000),
+        MAX_CONNECTIONS("max-connections", "20000", "open TCP connections in all", Kind.INT, 1, 10_000_000),
         SOCKET_SEND_BUFFER_BYTES("socket-send-buffer-bytes", "0",
                 "kernel send buffer per connection (SO_SNDBUF); 0 leaves it to the OS", Kind.INT, 0, 64 << 20),
         MAX_OUTBOUND_EVENTS("max-outbound-events", "4096",
@@ -338,6 +344,18 @@ public final class GatewayConfig {
 
     public long maxOutboundBytes() {
         return intValue(Option.MAX_OUTBOUND_BYTES);
+    }
+
+    public int rateLimitRunsPerMinute() {
+        return intValue(Option.RATE_LIMIT_RUNS_PER_MINUTE);
+    }
+
+    public int maxConnectionsPerClient() {
+        return intValue(Option.MAX_CONNECTIONS_PER_CLIENT);
+    }
+
+    public int maxConnections() {
+        return intValue(Option.MAX_CONNECTIONS);
     }
 
     public int socketSendBufferBytes() {

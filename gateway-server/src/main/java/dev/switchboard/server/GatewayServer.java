@@ -10,6 +10,7 @@ import dev.switchboard.server.auth.JwtAuthenticator;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.server.demo.DemoRuntime;
 import dev.switchboard.server.internal.AdapterRegistry;
+import dev.switchboard.server.internal.ConnectionLimits;
 import dev.switchboard.server.internal.HttpRouter;
 import dev.switchboard.server.internal.RestRoutes;
 import dev.switchboard.core.spi.RestServiceProvider;
@@ -62,6 +63,7 @@ public final class GatewayServer {
     private final AdapterRegistry adapters;
     private final Authenticator authenticator;
     private final RestRoutes rest;
+    private final ConnectionLimits limits;
     private final ExecutorService restExecutor;
     private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -83,6 +85,7 @@ public final class GatewayServer {
                     .store(store)
                     .runtime(runtime)
                     .moderation(moderation)
+                    .runsPerMinute(config.rateLimitRunsPerMinute())
                     .build();
         } catch (RuntimeException e) {
             store.close();
@@ -100,6 +103,7 @@ public final class GatewayServer {
             store.close();
             throw e instanceof IllegalArgumentException ? new GatewayConfig.ConfigException(e.getMessage()) : e;
         }
+        this.limits = new ConnectionLimits(config.maxConnections(), config.maxConnectionsPerClient());
         AtomicInteger restThreads = new AtomicInteger();
         this.restExecutor = Executors.newFixedThreadPool(4, r -> {
             Thread t = new Thread(r, "switchboard-rest-" + restThreads.incrementAndGet());
@@ -126,10 +130,11 @@ public final class GatewayServer {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("count", limits.counter());
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
-                                rest, restExecutor, () -> ready, conn -> {
+                                rest, restExecutor, limits, () -> ready, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));

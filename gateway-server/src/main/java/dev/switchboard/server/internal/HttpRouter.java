@@ -70,13 +70,15 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final Consumer<WebSocketConnection> onOpen;
     private final RestRoutes rest;
     private final Executor restExecutor;
+    private final ConnectionLimits limits;
     /** The HTTP exchange this connection is answering, if any; event loop only. */
     private HttpStream current;
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
-                      RestRoutes rest, Executor restExecutor, BooleanSupplier ready,
+                      RestRoutes rest, Executor restExecutor, ConnectionLimits limits, BooleanSupplier ready,
                       Consumer<WebSocketConnection> onOpen) {
         this.rest = rest;
+        this.limits = limits;
         this.restExecutor = restExecutor;
         this.hub = hub;
         this.adapters = adapters;
@@ -97,6 +99,10 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         QueryStringDecoder uri = new QueryStringDecoder(req.uri());
         String path = uri.path();
+        if (limits.overTotal() && !path.equals("/healthz")) {
+            tooMany(ctx, req, "the gateway has too many open connections; try again shortly");
+            return;
+        }
         if (path.equals("/healthz")) {
             if (req.method() != HttpMethod.GET && req.method() != HttpMethod.HEAD) {
                 sendError(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
@@ -159,6 +165,20 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 }));
     }
 
+    /** The key a client's limits count against: its principal, or its address when anonymous. */
+    static String clientKey(ChannelHandlerContext ctx, Principal principal) {
+        if (!principal.anonymous()) {
+            return "principal:" + principal.id();
+        }
+        return ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
+                ? "address:" + a.getAddress().getHostAddress() : "address:unknown";
+    }
+
+    private static void tooMany(ChannelHandlerContext ctx, FullHttpRequest req, String message) {
+        sendError(ctx, req, HttpResponseStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED.wireCode(), message,
+                r -> r.headers().set(HttpHeaderNames.RETRY_AFTER, "1"));
+    }
+
     private static boolean isUpgrade(FullHttpRequest req) {
         return req.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true);
     }
@@ -174,11 +194,19 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         if (principal == null) {
             return;
         }
+        String client = clientKey(ctx, principal);
+        if (!limits.tryAcquire(client)) {
+            tooMany(ctx, req, "more than " + limits.maxPerClient() + " open connections of this client");
+            return;
+        }
         HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), principal, path,
                 uri.parameters()));
         Decoded decoded = exchange.decode(req.content().toString(StandardCharsets.UTF_8));
-        HttpStream stream = new HttpStream(hub, ctx, exchange, principal, dialect.answersApprovals(),
-                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, () -> current = null);
+        HttpStream stream = new HttpStream(hub, ctx, exchange, principal, client, dialect.answersApprovals(),
+                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, () -> {
+                    current = null;
+                    limits.release(client);
+                });
         current = stream;
         if (decoded instanceof Decoded.Failure f) {
             log.debug("bad {} request on {}: {}", dialect.id(), path, f.error().message());
@@ -277,7 +305,13 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 return;
             }
         }
-        WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal,
+        String client = clientKey(ctx, principal);
+        if (!limits.tryAcquire(client)) {
+            tooMany(ctx, req, "more than " + limits.maxPerClient() + " open connections of this client");
+            return;
+        }
+        ctx.channel().closeFuture().addListener(f -> limits.release(client));
+        WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal, client,
                 chosen, maxOutboundEvents, maxOutboundBytes);
         ctx.pipeline().addLast("ws-idle", new IdleStateHandler(idleTimeoutSeconds, 0, 0));
         ctx.pipeline().addLast("ws-aggregator", new WebSocketFrameAggregator(maxFrameBytes));

@@ -45,6 +45,7 @@ final class HttpStream implements Subscriber {
     private final Principal principal;
     private final boolean keepAlive;
     private final boolean answersApprovals;
+    private final String clientKey;
     private final Outbox outbox;
     /** Frames of the event stream ({@code data:} events), when the exchange streams. */
     private final NettyFrameWriter streamWriter;
@@ -57,9 +58,10 @@ final class HttpStream implements Subscriber {
     private boolean ended;
 
     HttpStream(ConversationHub hub, ChannelHandlerContext ctx, HttpExchange exchange, Principal principal,
-               boolean answersApprovals, boolean keepAlive, int maxOutboundEvents, long maxOutboundBytes,
+               String clientKey, boolean answersApprovals, boolean keepAlive, int maxOutboundEvents, long maxOutboundBytes,
                Runnable onEnd) {
         this.answersApprovals = answersApprovals;
+        this.clientKey = clientKey;
         this.hub = hub;
         this.ctx = ctx;
         this.exchange = exchange;
@@ -131,6 +133,9 @@ final class HttpStream implements Subscriber {
                 ? HttpResponseStatus.valueOf(pendingError.code().httpStatus()) : HttpResponseStatus.OK;
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        if (pendingError != null && pendingError.details().containsKey("retry_after_seconds")) {
+            res.headers().set(HttpHeaderNames.RETRY_AFTER, pendingError.details().get("retry_after_seconds"));
+        }
         HttpUtil.setContentLength(res, body.readableBytes());
         HttpUtil.setKeepAlive(res, keepAlive);
         headSent = true;
@@ -182,6 +187,7 @@ final class HttpStream implements Subscriber {
             ended = true;
             outbox.close();
             hub.disconnected(this);
+            onEnd.run();
         }
     }
 
@@ -190,6 +196,11 @@ final class HttpStream implements Subscriber {
     @Override
     public Principal principal() {
         return principal;
+    }
+
+    @Override
+    public String clientKey() {
+        return clientKey;
     }
 
     @Override

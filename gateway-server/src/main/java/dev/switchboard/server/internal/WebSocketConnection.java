@@ -48,6 +48,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private final String path;
     private final Map<String, List<String>> query;
     private final Principal principal;
+    private final String clientKey;
     private final String connectionId = Ids.next("conn");
     private final Outbox outbox;
 
@@ -58,13 +59,15 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private volatile boolean closed;
 
     public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
-                               Map<String, List<String>> query, Principal principal, WireAdapter chosen,
+                               Map<String, List<String>> query, Principal principal, String clientKey,
+                               WireAdapter chosen,
                                int maxOutboundEvents, long maxOutboundBytes) {
         this.hub = hub;
         this.adapters = adapters;
         this.path = path;
         this.query = query;
         this.principal = principal;
+        this.clientKey = clientKey;
         this.adapter = chosen;
         this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode);
     }
@@ -170,6 +173,11 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     @Override
     public Principal principal() {
         return principal;
+    }
+
+    @Override
+    public String clientKey() {
+        return clientKey;
     }
 
     @Override
