@@ -86,6 +86,24 @@ public final class ConversationHub implements AutoCloseable {
             return t;
         });
         timer.scheduleWithFixedDelay(() -> sequencer.run(this::evictIdle), 1, 1, TimeUnit.MINUTES);
+        failInterruptedRuns();
+    }
+
+    /**
+     * Ends the runs the store shows started and never ended (the gateway stopped under them,
+     * even with kill -9) with a RunFailed a resuming client sees. Their pending approvals stay
+     * pending: answered, they continue the work in a new run.
+     */
+    private void failInterruptedRuns() {
+        for (Envelope started : store.unfinishedRuns()) {
+            Conversation c = load(started.conversationId());
+            synchronized (c) {
+                emitLocked(c, null, started.runId(), new Event.RunFailed(ErrorCode.UNAVAILABLE,
+                        "the gateway stopped while this run was active; start it again"), null);
+            }
+            log.info("run {} of conversation {} was interrupted by a stop of the gateway; marked failed",
+                    started.runId(), started.conversationId());
+        }
     }
 
     public static Builder builder() {
@@ -726,7 +744,10 @@ public final class ConversationHub implements AutoCloseable {
      * the caller holds the conversation's lock. {@code after} runs once it is stored and fanned out.
      */
     private void emitLocked(Conversation c, Run run, Event event, Runnable after) {
-        String runId = run == null ? null : run.request.runId();
+        emitLocked(c, run, run == null ? null : run.request.runId(), event, after);
+    }
+
+    private void emitLocked(Conversation c, Run run, String runId, Event event, Runnable after) {
         Envelope env = new Envelope(c.id, runId, ++c.lastSeq, clock.getAsLong(), event);
         StoreBatch.MessageRow row = messageOf(env);
         ApprovalRecord approval = event instanceof Event.ApprovalRequested a

@@ -83,6 +83,20 @@ public final class InMemoryConversationStore implements ConversationStore {
     }
 
     @Override
+    public synchronized List<Envelope> unfinishedRuns() {
+        List<Envelope> out = new ArrayList<>();
+        for (List<Envelope> log : events.values()) {
+            for (Envelope e : log) {
+                if (e.event().kind() == Event.Kind.RUN_STARTED && log.stream().noneMatch(t -> t.event().terminal()
+                        && java.util.Objects.equals(t.runId(), e.runId()))) {
+                    out.add(e);
+                }
+            }
+        }
+        return out;
+    }
+
+    @Override
     public synchronized int countPendingApprovals() {
         return (int) approvals.values().stream().filter(a -> a.status() == ApprovalRecord.Status.PENDING).count();
     }

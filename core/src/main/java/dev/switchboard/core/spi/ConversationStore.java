@@ -36,6 +36,12 @@ public interface ConversationStore extends AutoCloseable {
     /** The conversation's undecided approvals, oldest first. */
     List<ApprovalRecord> pendingApprovals(String conversationId);
 
+    /**
+     * Runs that started and never ended (no {@code RunFinished} or {@code RunFailed} stored): the
+     * gateway stopped under them. Each is the {@code RunStarted} envelope.
+     */
+    List<Envelope> unfinishedRuns();
+
     /** Undecided approvals of every conversation, oldest first, a page of them. */
     List<ApprovalRecord> pendingApprovals(int limit, int offset);
 

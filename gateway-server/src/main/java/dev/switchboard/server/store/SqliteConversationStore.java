@@ -97,7 +97,8 @@ public final class SqliteConversationStore implements ConversationStore {
                 PRIMARY KEY (collection, id)
             ) WITHOUT ROWID""",
             "CREATE INDEX documents_in_order ON documents (collection, position)",
-            "CREATE INDEX approvals_pending ON approvals (status)");
+            "CREATE INDEX approvals_pending ON approvals (status)",
+            "CREATE INDEX events_by_kind ON events (kind, conversation_id, run_id)");
 
     private final Path file;
     private final Connection writer;
@@ -116,6 +117,7 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement selectPendingApprovals;
     private final PreparedStatement selectAllPendingApprovals;
     private final PreparedStatement countAllPendingApprovals;
+    private final PreparedStatement selectUnfinishedRuns;
     private final PreparedStatement insertDocument;
     private final PreparedStatement replaceDocument;
     private final PreparedStatement selectDocument;
@@ -159,6 +161,11 @@ public final class SqliteConversationStore implements ConversationStore {
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE status = 'PENDING' ORDER BY rowid LIMIT ? OFFSET ?""");
         countAllPendingApprovals = reader.prepareStatement("SELECT COUNT(*) FROM approvals WHERE status = 'PENDING'");
+        selectUnfinishedRuns = reader.prepareStatement(
+                "SELECT s.conversation_id, s.seq, s.run_id, s.ts, s.payload FROM events s"
+                        + " WHERE s.kind = 'RUN_STARTED' AND NOT EXISTS (SELECT 1 FROM events t"
+                        + " WHERE t.kind IN ('RUN_FINISHED', 'RUN_FAILED') AND t.conversation_id = s.conversation_id"
+                        + " AND t.run_id = s.run_id)");
         insertDocument = writer.prepareStatement("""
                 INSERT OR IGNORE INTO documents (collection, id, position, body)
                 VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM documents WHERE collection = ?), ?)""");
@@ -535,6 +542,23 @@ public final class SqliteConversationStore implements ConversationStore {
                 return approvals(selectAllPendingApprovals);
             } catch (SQLException e) {
                 throw readFailure("pending approvals", e);
+            }
+        }
+    }
+
+    @Override
+    public List<Envelope> unfinishedRuns() {
+        synchronized (reader) {
+            requireOpen();
+            try (ResultSet rs = selectUnfinishedRuns.executeQuery()) {
+                List<Envelope> out = new ArrayList<>();
+                while (rs.next()) {
+                    out.add(new Envelope(rs.getString(1), rs.getString(3), rs.getLong(2), rs.getLong(4),
+                            EventCodec.fromJson(rs.getString(5))));
+                }
+                return out;
+            } catch (SQLException e) {
+                throw readFailure("unfinished runs", e);
             }
         }
     }

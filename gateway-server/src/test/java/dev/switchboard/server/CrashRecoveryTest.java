@@ -1,0 +1,112 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.spi.ApprovalRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** kill -9 in the middle of runs, then a restart on the same data directory. */
+class CrashRecoveryTest {
+    @TempDir
+    Path dir;
+
+    /** Starts the gateway's main in a child JVM, as the jar would run. */
+    private static Process startChild(Path dataDir, int port) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                "dev.switchboard.server.Main", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
+                "--demo-delay-ms", "50")
+                .redirectErrorStream(true).redirectOutput(new File(dataDir.toFile(), "child.log")).start();
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
+                    return p;
+                }
+            } catch (java.io.IOException notYet) {
+                // still starting
+            }
+            assertThat(System.nanoTime()).as("the child gateway started").isLessThan(deadline);
+            Thread.sleep(100);
+        }
+    }
+
+    private static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void afterKillNineEverythingSeenIsStoredTheRunIsFailedAndApprovalsStayAnswerable() throws Exception {
+        Path data = dir.resolve("data");
+        java.nio.file.Files.createDirectories(data);
+        int port = freePort();
+        Process child = startChild(data, port);
+        List<String> seen = new ArrayList<>();
+        String approvalId;
+        try (WsClient streaming = WsClient.connect(port, "/hai/ws"); WsClient approving = WsClient.connect(port, "/hai/ws")) {
+            JsonNode request = approving.ask("crash-b", "please write the report")
+                    .until(f -> f.path("type").asText().equals("tool_approval_request")).stream()
+                    .reduce((a, b) -> b).orElseThrow();
+            approvalId = request.path("approval_id").asText();
+            streaming.ask("crash-a", "slow please");
+            for (JsonNode f : streaming.until(f -> f.path("content").asText().startsWith("chunk 5 "))) {
+                if (f.path("type").asText().equals("assistant_message_chunk")) {
+                    seen.add(f.path("content").asText());
+                }
+            }
+            child.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        } finally {
+            child.destroyForcibly();
+        }
+
+        try (TestGateway g = TestGateway.start(data)) {
+            List<Envelope> log = g.server.hub().store().events("crash-a", 0, 10_000);
+            List<String> stored = log.stream().filter(e -> e.event() instanceof Event.TextDelta)
+                    .map(e -> ((Event.TextDelta) e.event()).delta()).toList();
+            assertThat(stored).as("every chunk a client saw was stored first").containsAll(seen);
+            for (int i = 0; i < log.size(); i++) {
+                assertThat(log.get(i).seq()).isEqualTo(i + 1);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!(g.server.hub().store().events("crash-a", 0, 10_000).get(
+                    g.server.hub().store().events("crash-a", 0, 10_000).size() - 1).event() instanceof Event.RunFailed)) {
+                assertThat(System.nanoTime()).as("the interrupted run is marked failed").isLessThan(deadline);
+                Thread.sleep(20);
+            }
+            List<Envelope> after = g.server.hub().store().events("crash-a", 0, 10_000);
+            Event.RunFailed failed = (Event.RunFailed) after.get(after.size() - 1).event();
+            assertThat(failed.code()).isEqualTo(ErrorCode.UNAVAILABLE);
+            assertThat(after.get(after.size() - 1).runId()).isEqualTo(log.get(0).runId());
+
+            assertThat(g.server.hub().store().approval(approvalId)).get().extracting(ApprovalRecord::status)
+                    .isEqualTo(ApprovalRecord.Status.PENDING);
+            assertThat(g.server.hub().decideAsOperator(approvalId, true, "after the crash", null,
+                    dev.switchboard.core.Principal.of("operator")).get(5, TimeUnit.SECONDS)).isNull();
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (g.server.hub().store().messages("crash-b").stream().noneMatch(m -> m.content().contains("was generated"))) {
+                assertThat(System.nanoTime()).as("the report run continued after the restart").isLessThan(deadline);
+                Thread.sleep(20);
+            }
+        }
+    }
+}
