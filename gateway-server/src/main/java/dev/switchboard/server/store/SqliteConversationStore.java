@@ -89,16 +89,16 @@ public final class SqliteConversationStore implements ConversationStore {
     /** Version 2: JSON documents of other modules (the A2H side), and pending approvals of every conversation. */
     private static final List<String> SCHEMA_V2 = List.of(
             """
-            CREATE TABLE documents (
+            CREATE TABLE IF NOT EXISTS documents (
                 collection TEXT NOT NULL,
                 id         TEXT NOT NULL,
                 position   INTEGER NOT NULL,
                 body       TEXT NOT NULL,
                 PRIMARY KEY (collection, id)
             ) WITHOUT ROWID""",
-            "CREATE INDEX documents_in_order ON documents (collection, position)",
-            "CREATE INDEX approvals_pending ON approvals (status)",
-            "CREATE INDEX events_by_kind ON events (kind, conversation_id, run_id)");
+            "CREATE INDEX IF NOT EXISTS documents_in_order ON documents (collection, position)",
+            "CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (status)",
+            "CREATE INDEX IF NOT EXISTS events_by_kind ON events (kind, conversation_id, run_id)");
 
     private final Path file;
     private final Connection writer;
