@@ -92,6 +92,10 @@ final class HttpStream implements Subscriber {
         if (ended) {
             return;
         }
+        if (exchange.streaming()) {
+            // The event's seq is its SSE id: a client reattaches with Last-Event-ID and misses nothing.
+            streamWriter.prefix(("id: " + e.seq() + "\ndata: ").getBytes(StandardCharsets.US_ASCII));
+        }
         try {
             exchange.encode(e, streamWriter);
         } catch (IOException | RuntimeException ex) {
@@ -109,6 +113,9 @@ final class HttpStream implements Subscriber {
         }
         pendingError = headSent ? null : error;
         NettyFrameWriter w = headSent ? streamWriter : bodyWriter;
+        if (w == streamWriter && exchange.streaming()) {
+            streamWriter.prefix(SSE_PREFIX);
+        }
         try {
             exchange.encodeError(error, w);
         } catch (IOException | RuntimeException ex) {

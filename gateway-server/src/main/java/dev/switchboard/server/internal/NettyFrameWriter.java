@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  */
 final class NettyFrameWriter implements FrameWriter {
     private final ChannelHandlerContext ctx;
-    private final byte[] prefix;
+    private byte[] prefix;
     private final byte[] suffix;
     private final Consumer<ByteBuf> sink;
     private ByteBuf buf;
@@ -52,6 +52,11 @@ final class NettyFrameWriter implements FrameWriter {
         generator = null;
         buf = null;
         sink.accept(frame);
+    }
+
+    /** Sets the bytes written before each following frame. */
+    void prefix(byte[] prefix) {
+        this.prefix = prefix;
     }
 
     /** Releases a frame left half-written by an encoder that failed. */
