@@ -52,15 +52,22 @@ public sealed interface Command {
 
     /**
      * Join a conversation's fan-out. Events with a {@code seq} above {@code afterSeq} that are
-     * already stored are replayed first; a negative {@code afterSeq} means live events only,
-     * and then {@code pendingApprovals} asks for the approvals still waiting to be shown again.
+     * already stored are replayed first. A negative {@code afterSeq} means no cursor: with
+     * {@code catchUp} (a person joining) the active run is replayed from its start and the
+     * approvals still pending are shown again; without it, live events only (an HTTP request that
+     * continues a run it already saw).
      */
-    record Subscribe(String conversationId, long afterSeq, boolean pendingApprovals) implements Command {
+    record Subscribe(String conversationId, long afterSeq, boolean catchUp) implements Command {
         public Subscribe { Objects.requireNonNull(conversationId, "conversationId"); }
 
-        /** Live events only, with pending approvals shown again. */
+        /** A person joins: live events, after the active run so far and the pending approvals. */
         public static Subscribe live(String conversationId) {
             return new Subscribe(conversationId, -1, true);
+        }
+
+        /** Strictly what happens from now on. */
+        public static Subscribe liveOnly(String conversationId) {
+            return new Subscribe(conversationId, -1, false);
         }
     }
 

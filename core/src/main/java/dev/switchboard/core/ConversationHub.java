@@ -182,7 +182,7 @@ public final class ConversationHub implements AutoCloseable {
             // conversation's id and connect before their first message. Its creator decides who
             // stays (see startRun). Replays need a stored conversation.
             Optional<Conversation> c = access(sub.conversationId(), from, sub.afterSeq() < 0);
-            c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq(), sub.pendingApprovals()));
+            c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq(), sub.catchUp()));
         }
     }
 
@@ -238,18 +238,37 @@ public final class ConversationHub implements AutoCloseable {
         });
     }
 
-    private void subscribe(Conversation c, Subscriber s, long afterSeq, boolean pendingApprovals) {
+    /**
+     * Joins a subscriber to a conversation's fan-out, on the sequencer. With a cursor it first
+     * gets every stored event after it. Without one it gets the active run from its start (so
+     * a display that joins mid-run is whole) and, if it can answer them, the approvals still
+     * pending that the run's replay did not show.
+     */
+    private void subscribe(Conversation c, Subscriber s, long afterSeq, boolean catchUp) {
         memberships.computeIfAbsent(s, k -> ConcurrentHashMap.newKeySet()).add(c.id);
         sequencer.run(() -> {
             if (c.subscribers.contains(s)) {
                 return;
             }
-            if (afterSeq >= 0) {
-                if (!replay(c, s, afterSeq)) {
+            long from = afterSeq;
+            if (afterSeq < 0 && catchUp) {
+                synchronized (c) {
+                    // Only what is stored is replayed: the rest of the run follows live.
+                    from = c.active == null || c.active.startSeq == 0 ? -1 : c.active.startSeq - 1;
+                }
+            }
+            long replayedUpTo = from;
+            if (from >= 0) {
+                replayedUpTo = replay(c, s, from);
+                if (replayedUpTo < 0) {
                     return;
                 }
-            } else if (pendingApprovals && s.answersApprovals()) {
+            }
+            if (afterSeq < 0 && catchUp && s.answersApprovals()) {
                 for (ApprovalRecord a : store.pendingApprovals(c.id)) {
+                    if (a.seq() > from && a.seq() <= replayedUpTo) {
+                        continue;
+                    }
                     for (Envelope e : store.events(c.id, a.seq() - 1, 1)) {
                         if (!s.deliver(e)) {
                             s.overflowed();
@@ -262,19 +281,20 @@ public final class ConversationHub implements AutoCloseable {
         });
     }
 
-    private boolean replay(Conversation c, Subscriber s, long afterSeq) {
+    /** Delivers stored events after {@code afterSeq}; the last seq delivered, or -1 if the subscriber overflowed. */
+    private long replay(Conversation c, Subscriber s, long afterSeq) {
         long cursor = afterSeq;
         while (true) {
             List<Envelope> page = store.events(c.id, cursor, REPLAY_PAGE);
             for (Envelope e : page) {
                 if (!s.deliver(e)) {
                     s.overflowed();
-                    return false;
+                    return -1;
                 }
                 cursor = e.seq();
             }
             if (page.size() < REPLAY_PAGE) {
-                return true;
+                return cursor;
             }
         }
     }
@@ -356,6 +376,7 @@ public final class ConversationHub implements AutoCloseable {
                 writeLocked(c, b -> b.addMessage(row), null);
             }
             emitLocked(run, new Event.RunStarted(cmd.parentRunId()), () -> workers.execute(run::launch));
+            run.startSeq = c.lastSeq;
         }
     }
 
@@ -666,6 +687,7 @@ public final class ConversationHub implements AutoCloseable {
                 subscribe(c, from, -1, false);
             }
             emitLocked(run, new Event.RunStarted(oldRun), null);
+            run.startSeq = c.lastSeq;
             for (int i = 0; i < decided.size(); i++) {
                 ApprovalRecord a = decided.get(i);
                 writeLocked(c, b -> b.putApproval(a), null);
@@ -913,6 +935,8 @@ public final class ConversationHub implements AutoCloseable {
         final List<Pending> waiting = new ArrayList<>(1);
         RunHandle handle;
         boolean ended;
+        /** The seq of the run's RunStarted; 0 until it is emitted. */
+        long startSeq;
 
         Run(Conversation conversation, RunRequest request) {
             this.conversation = conversation;

@@ -269,6 +269,26 @@ class ConversationHubTest {
     }
 
     @Test
+    void joiningWithoutACursorMidRunReplaysTheRunFromItsStartOnceWithItsApproval() throws Exception {
+        RecordingSubscriber starter = new RecordingSubscriber();
+        hub.submit(ask("mid", "report"), starter);
+        ManualRuntime.Started run = runtime.next();
+        run.ctx().emit(new Event.StepStarted("thinking"));
+        run.ctx().requestApproval(new ApprovalRequest("call_1", "t", "d", null, "r", RiskLevel.HIGH));
+        starter.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT);
+
+        RecordingSubscriber late = new RecordingSubscriber();
+        hub.submit(Command.Subscribe.live("mid"), late);
+        assertThat(late.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT))
+                .extracting(e -> e.event().kind())
+                .containsExactly(Event.Kind.RUN_STARTED, Event.Kind.STEP_STARTED, Event.Kind.APPROVAL_REQUESTED);
+        run.ctx().emit(new Event.StepFinished("thinking"));
+        assertThat(late.next(WAIT).event().kind()).isEqualTo(Event.Kind.STEP_FINISHED);
+        assertThat(late.pending()).isEmpty();
+        run.ctx().finish();
+    }
+
+    @Test
     void aSubscriberThatFallsBehindIsDroppedAndOthersGoOn() throws Exception {
         RecordingSubscriber slow = new RecordingSubscriber(Principal.ANONYMOUS, true, 2);
         RecordingSubscriber fast = new RecordingSubscriber();

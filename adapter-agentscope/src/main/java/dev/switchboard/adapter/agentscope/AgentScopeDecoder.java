@@ -141,7 +141,7 @@ final class AgentScopeDecoder {
             // The request joins the session's live events first, so it sees everything the
             // continued run emits once the hub resumes it. Other input messages are not a new run.
             List<Command> commands = new ArrayList<>();
-            commands.add(new Command.Subscribe(sessionId, -1, false));
+            commands.add(Command.Subscribe.liveOnly(sessionId));
             commands.addAll(decisions);
             Set<String> approvalIds = new HashSet<>();
             decisions.forEach(d -> approvalIds.add(d.approvalId()));

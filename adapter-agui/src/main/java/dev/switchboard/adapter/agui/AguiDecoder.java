@@ -178,7 +178,7 @@ final class AguiDecoder {
         if (asked.resumes()) {
             // A resume continues the interrupted run: this request joins the conversation's live
             // events first, so it sees everything the continued run emits once the hub resumes it.
-            return new Decoding(Decoded.of(new Command.Subscribe(threadId, -1, false),
+            return new Decoding(Decoded.of(Command.Subscribe.liveOnly(threadId),
                     new Command.Resume(threadId, decisions)), asked);
         }
         return new Decoding(Decoded.of(new Command.StartRun(threadId, runId, parentRunId, messages, tools, context,

@@ -42,7 +42,7 @@ final class VoiceAssistSession implements DialectSession {
     /** Joins the URL's conversation for its live runs; this dialect shows no approvals to answer. */
     @Override
     public List<Command> openingCommands() {
-        return conversationId == null ? List.of() : List.of(new Command.Subscribe(conversationId, -1, false));
+        return conversationId == null ? List.of() : List.of(Command.Subscribe.live(conversationId));
     }
 
     @Override

@@ -126,7 +126,7 @@ class VoiceAssistAdapterTest {
     @Test
     void sessionJoinsTheUrlConversationLiveWithoutPendingApprovals() {
         assertThat(adapter.newSession(upgrade("conv-1")).openingCommands())
-                .containsExactly(new Command.Subscribe("conv-1", -1, false));
+                .containsExactly(Command.Subscribe.live("conv-1"));
     }
 
     @Test
