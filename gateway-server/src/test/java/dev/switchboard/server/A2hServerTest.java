@@ -289,6 +289,30 @@ class A2hServerTest {
     }
 
     @Test
+    void aPersonOnAnAgUiWebSocketAnswersAFunctionCallForTheirThread() throws Exception {
+        String thread = id("thread");
+        String callId = id("call");
+        try (WsClient agui = gateway.connect("/agui/ws")) {
+            ObjectNode input = Json.object().put("threadId", thread).put("runId", id("run"));
+            input.putArray("messages").addObject().put("id", id("msg")).put("role", "user").put("content", "hello");
+            agui.send(input.toString()).until(e -> e.path("type").asText().equals("RUN_FINISHED"));
+            post(HL + "/function_calls", functionCall(callId, "close_account", session(thread)));
+            List<JsonNode> frames = agui.until(e -> e.path("type").asText().equals("CUSTOM"));
+            JsonNode request = frames.get(frames.size() - 1);
+            assertThat(request.path("name").asText()).isEqualTo("agora:tool_approval_request");
+            assertThat(request.at("/value/toolName").asText()).isEqualTo("close_account");
+            assertThat(request.at("/value/toolCallId").asText()).isEqualTo(callId);
+            ObjectNode answer = Json.object().put("type", "CUSTOM").put("name", "agora:tool_approval_response");
+            answer.putObject("value").put("approvalId", request.at("/value/approvalId").asText())
+                    .put("approved", false).put("feedback", "keep it open");
+            agui.send(answer.toString());
+            JsonNode status = decided(gateway, HL + "/function_calls/" + callId);
+            assertThat(status.path("approved").asBoolean()).isFalse();
+            assertThat(status.path("comment").asText()).isEqualTo("keep it open");
+        }
+    }
+
+    @Test
     void aContactAnsweredWithoutAReplyReportsTheDecisionAsTheResponse() throws Exception {
         String conversation = id("s");
         String callId = id("contact");
