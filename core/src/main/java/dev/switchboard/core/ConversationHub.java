@@ -452,7 +452,8 @@ public final class ConversationHub implements AutoCloseable {
      * Asks the people of a conversation to approve something outside any run, as the A2H side
      * does for an agent's function call: the request is stored and shown to every connection of
      * the conversation that can answer, now or when one joins. The conversation is created if
-     * needed, with no owner. Completes with the stored approval once it is queued.
+     * needed, with no owner. Completes with the approval once it is stored, so a read of the
+     * store that follows sees it.
      */
     public CompletableFuture<ApprovalRecord> requestApproval(String conversationId, ApprovalRequest request) {
         Objects.requireNonNull(conversationId, "conversationId");
@@ -484,13 +485,20 @@ public final class ConversationHub implements AutoCloseable {
                     return rec;
                 }
             }
-        }, workers);
+        }, workers).thenCompose(this::afterQueuedWrites);
+    }
+
+    /** Completes with {@code value} once every write queued so far is stored. */
+    private <T> CompletableFuture<T> afterQueuedWrites(T value) {
+        CompletableFuture<T> stored = new CompletableFuture<>();
+        sequencer.run(() -> stored.complete(value));
+        return stored;
     }
 
     /**
      * Decides an approval as an operator (the A2H side): any pending approval, of a run, of a
-     * run lost to a restart, or asked from outside any run. Completes with null when decided,
-     * else with the error (unknown, already decided, ...).
+     * run lost to a restart, or asked from outside any run. Completes with null once the
+     * decision is stored, else with the error (unknown, already decided, ...).
      */
     public CompletableFuture<GatewayError> decideAsOperator(String approvalId, boolean approved, String feedback,
                                                             JsonNode payload, Principal by) {
@@ -500,7 +508,8 @@ public final class ConversationHub implements AutoCloseable {
             workers.execute(() -> {
                 try {
                     decide(new Command.DecideApproval(approvalId, approved, feedback, payload), operator, true);
-                    result.complete(null);
+                    // A refusal has completed the result already; this only completes a decision.
+                    sequencer.run(() -> result.complete(null));
                 } catch (RuntimeException e) {
                     log.error("operator decision of {} failed", approvalId, e);
                     result.complete(GatewayError.of(ErrorCode.INTERNAL, "the decision could not be recorded"));

@@ -427,6 +427,7 @@ class ConversationHubTest {
         ApprovalRecord asked = hub.requestApproval("ext-1", new ApprovalRequest("call_9", "process_payment",
                 "pay the merchant", Json.object().put("amount", 100), "", RiskLevel.HIGH)).get(5, TimeUnit.SECONDS);
         assertThat(asked.runId()).isNull();
+        assertThat(store.approval(asked.approvalId())).as("stored when the request completes").isPresent();
         RecordingSubscriber person = new RecordingSubscriber();
         hub.submit(Command.Subscribe.live("ext-1"), person);
         Envelope shown = person.next(WAIT);
@@ -452,6 +453,8 @@ class ConversationHubTest {
         assertThat(pending).extracting(ApprovalRecord::conversationId).containsExactly("op-1");
         assertThat(hub.decideAsOperator(pending.get(0).approvalId(), true, "ok", null, Principal.of("a2h"))
                 .get(5, TimeUnit.SECONDS)).isNull();
+        assertThat(store.approval(pending.get(0).approvalId())).as("stored when the decision completes").get()
+                .extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.APPROVED);
         assertThat(d.toCompletableFuture().get(5, TimeUnit.SECONDS).decidedBy()).isEqualTo(Principal.of("a2h"));
         assertThat(hub.decideAsOperator(pending.get(0).approvalId(), true, "again", null, Principal.of("a2h"))
                 .get(5, TimeUnit.SECONDS).code()).isEqualTo(ErrorCode.CONFLICT);
@@ -468,7 +471,6 @@ class ConversationHubTest {
         hub = ConversationHub.builder().store(store).runtime(runtime).build();
         assertThat(hub.decideAsOperator(asked.approvalId(), false, "no", null, Principal.of("a2h"))
                 .get(5, TimeUnit.SECONDS)).isNull();
-        Thread.sleep(50);
         assertThat(store.approval(asked.approvalId())).get().extracting(ApprovalRecord::status)
                 .isEqualTo(ApprovalRecord.Status.REJECTED);
         assertThat(hub.decideAsOperator(asked.approvalId(), true, null, null, Principal.of("a2h"))

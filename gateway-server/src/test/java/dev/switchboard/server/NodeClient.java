@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Runs one of the Node.js official-client scripts under src/test/node against a gateway. */
@@ -21,9 +22,17 @@ final class NodeClient {
     }
 
     static Result run(String script, long timeoutSeconds, String... args) throws IOException, InterruptedException {
+        return run(script, Map.of(), timeoutSeconds, args);
+    }
+
+    /** Runs a script with these variables added to its environment. */
+    static Result run(String script, Map<String, String> env, long timeoutSeconds, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("node", DIR.resolve(script).toString()));
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(true).start();
+        ProcessBuilder builder = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        Process p = builder.start();
         List<String> lines = new ArrayList<>();
         Thread reader = new Thread(() -> {
             try (var r = p.inputReader(StandardCharsets.UTF_8)) {
