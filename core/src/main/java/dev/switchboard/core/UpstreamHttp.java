@@ -1,15 +1,32 @@
 package dev.switchboard.core;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Reads an upstream's HTTP answers with the JDK {@link java.net.http.HttpClient} without holding
@@ -19,6 +36,8 @@ import java.util.concurrent.Flow;
 public final class UpstreamHttp {
     /** Longest event-stream line accepted, as long as the longest JSON document {@link Json} reads. */
     public static final int MAX_LINE_BYTES = 16 << 20;
+    /** Longest error body read from an upstream. */
+    private static final int MAX_ERROR_BODY_BYTES = 16 * 1024;
 
     private UpstreamHttp() {
     }
@@ -50,6 +69,246 @@ public final class UpstreamHttp {
      */
     public static HttpResponse.BodySubscriber<String> text(int maxBytes) {
         return new BoundedText(maxBytes);
+    }
+
+    /**
+     * One streamed request to an upstream. Its events go to the listener until the listener calls
+     * {@link #done()} or {@link #fail}, or the stream is {@link #cancel() cancelled}; whatever goes
+     * wrong on the way (a connection that fails, an HTTP error status, a body that is not an event
+     * stream, an upstream silent for longer than the timeout, first before its answer and then
+     * between events) is reported once, as {@link Listener#onFailure} with a message for the operator.
+     */
+    public static final class EventStream implements SseListener {
+        /**
+         * What the owner of a stream hears. Events come one at a time; none comes after a failure or
+         * {@link #done()}, though a failure found by the silence check may be reported while an event
+         * is still being handled.
+         */
+        public interface Listener {
+            void onEvent(EventStream stream, Sse event);
+
+            /** The body ended with no failure; the listener decides whether the answer was whole. */
+            void onEnd(EventStream stream);
+
+            /** The stream failed; {@code httpStatus} is the upstream's status, or 0 when it gave none. */
+            void onFailure(String message, int httpStatus);
+        }
+
+        private final String upstream;
+        private final String method;
+        private final String uri;
+        private final Duration timeout;
+        private final ScheduledExecutorService timer;
+        private final Listener listener;
+        private final AtomicBoolean over = new AtomicBoolean();
+        private volatile long lastActivity = System.nanoTime();
+        private volatile boolean answered;
+        private volatile SseSubscriber body;
+        private volatile CompletableFuture<?> exchange;
+        private ScheduledFuture<?> watchdog;
+
+        private EventStream(HttpRequest request, String upstream, Duration timeout, ScheduledExecutorService timer,
+                            Listener listener) {
+            this.upstream = upstream;
+            this.method = request.method();
+            this.uri = request.uri().toString();
+            this.timeout = timeout;
+            this.timer = timer;
+            this.listener = listener;
+        }
+
+        /**
+         * Sends {@code request} and streams its answer to {@code listener}. {@code upstream} names the
+         * other side in messages, such as "the model server at http://…"; {@code timer} runs the
+         * check for silence.
+         */
+        public static EventStream open(HttpClient client, HttpRequest request, String upstream, Duration timeout,
+                                       ScheduledExecutorService timer, Listener listener) {
+            EventStream stream = new EventStream(request, upstream, timeout, timer, listener);
+            stream.watch(timeout.toNanos());
+            CompletableFuture<HttpResponse<Void>> f = client.sendAsync(request, stream::bodyFor);
+            stream.exchange = f;
+            f.whenComplete((r, e) -> {
+                if (e != null) {
+                    stream.fail(describe(e, upstream, timeout), 0);
+                }
+            });
+            if (stream.over.get()) {
+                f.cancel(true);
+            }
+            return stream;
+        }
+
+        private HttpResponse.BodySubscriber<Void> bodyFor(HttpResponse.ResponseInfo info) {
+            answered = true;
+            lastActivity = System.nanoTime();
+            int status = info.statusCode();
+            if (status / 100 != 2) {
+                return HttpResponse.BodySubscribers.mapping(text(MAX_ERROR_BODY_BYTES), text -> {
+                    fail(upstream + " answered HTTP " + status + " to " + method + " " + uri + ": " + errorText(text),
+                            status);
+                    return null;
+                });
+            }
+            String type = info.headers().firstValue("Content-Type").orElse("");
+            if (!type.isEmpty() && !type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
+                return HttpResponse.BodySubscribers.mapping(text(MAX_ERROR_BODY_BYTES), text -> {
+                    fail(upstream + " answered " + method + " " + uri + " with " + type
+                            + " instead of an event stream (text/event-stream)", 0);
+                    return null;
+                });
+            }
+            SseSubscriber s = sse(this);
+            body = s;
+            return s;
+        }
+
+        @Override
+        public void onEvent(Sse event) {
+            lastActivity = System.nanoTime();
+            if (!over.get()) {
+                listener.onEvent(this, event);
+            }
+        }
+
+        @Override
+        public void onEnd() {
+            if (!over.get()) {
+                listener.onEnd(this);
+            }
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            fail(describe(error, upstream, timeout), 0);
+        }
+
+        /** Ends the stream well: the listener hears nothing more. True the first time. */
+        public boolean done() {
+            if (!over.compareAndSet(false, true)) {
+                return false;
+            }
+            stopWatching();
+            return true;
+        }
+
+        /** Fails the stream: drops the connection and reports the message, once. */
+        public void fail(String message, int httpStatus) {
+            if (over.compareAndSet(false, true)) {
+                stopWatching();
+                dropConnection();
+                listener.onFailure(message, httpStatus);
+            }
+        }
+
+        /** Drops the connection and reports nothing. */
+        public void cancel() {
+            over.set(true);
+            stopWatching();
+            dropConnection();
+        }
+
+        private void dropConnection() {
+            SseSubscriber b = body;
+            if (b != null) {
+                b.cancel();
+            }
+            CompletableFuture<?> x = exchange;
+            if (x != null) {
+                x.cancel(true);
+            }
+        }
+
+        private synchronized void watch(long delayNanos) {
+            if (!over.get()) {
+                watchdog = timer.schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        private void check() {
+            if (over.get()) {
+                return;
+            }
+            long limit = timeout.toNanos();
+            long idle = System.nanoTime() - lastActivity;
+            if (idle < limit) {
+                watch(limit - idle);
+            } else if (!answered) {
+                fail(upstream + " did not answer within " + timeout.toSeconds() + " s (--upstream-timeout-seconds)", 0);
+            } else {
+                fail(upstream + " sent nothing for " + timeout.toSeconds()
+                        + " s in the middle of its answer (--upstream-timeout-seconds)", 0);
+            }
+        }
+
+        private synchronized void stopWatching() {
+            if (watchdog != null) {
+                watchdog.cancel(false);
+            }
+        }
+    }
+
+    /** What went wrong with a request to {@code upstream}, for the operator. */
+    public static String describe(Throwable error, String upstream, Duration timeout) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof HttpConnectTimeoutException) {
+            return "could not connect to " + upstream + " within " + timeout.toSeconds() + " s";
+        }
+        if (t instanceof HttpTimeoutException) {
+            return upstream + " did not answer within " + timeout.toSeconds() + " s";
+        }
+        if (t instanceof ConnectException) {
+            return "cannot connect to " + upstream + ": "
+                    + (t.getMessage() == null ? "connection refused" : t.getMessage().toLowerCase(Locale.ROOT))
+                    + "; is it running, and is its URL right?";
+        }
+        if (t instanceof CancellationException) {
+            return "the request to " + upstream + " was cancelled";
+        }
+        if (t instanceof IOException) {
+            return "the connection to " + upstream + " failed: "
+                    + (t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage());
+        }
+        return "the request to " + upstream + " failed: " + t;
+    }
+
+    /**
+     * The message of an error body as OpenAI-style and AG-UI servers write them:
+     * {@code {"error":{"message"}}}, {@code {"error":"…"}}, {@code {"message"}} or {@code {"detail"}};
+     * else the body itself, shortened.
+     */
+    public static String errorText(String body) {
+        if (body == null || body.isBlank()) {
+            return "(no message)";
+        }
+        JsonNode node;
+        try {
+            node = Json.parseStrict(body);
+        } catch (JsonProcessingException e) {
+            return shorten(body);
+        }
+        JsonNode error = node.get("error");
+        if (error != null && error.isObject() && error.path("message").isTextual()) {
+            return error.get("message").textValue();
+        }
+        if (error != null && error.isTextual()) {
+            return error.textValue();
+        }
+        for (String field : new String[] {"message", "detail"}) {
+            if (node.path(field).isTextual()) {
+                return node.get(field).textValue();
+            }
+        }
+        return shorten(body);
+    }
+
+    /** Upstream text cut to 300 characters, for messages. */
+    public static String shorten(String text) {
+        String s = text == null ? "" : text.strip();
+        return s.length() <= 300 ? s : s.substring(0, 300) + "…";
     }
 
     /**

@@ -1,12 +1,10 @@
 package dev.switchboard.runtime.openai;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
-import dev.switchboard.core.Json;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolSpec;
 import dev.switchboard.core.UpstreamHttp;
@@ -18,25 +16,14 @@ import dev.switchboard.core.spi.RunRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One run of the {@code openai} runtime: turns of streamed model calls, each followed by the server
@@ -50,7 +37,6 @@ final class OpenAiRun implements RunHandle {
     private static final Logger log = LoggerFactory.getLogger(OpenAiRun.class);
     /** Largest tool result read; the model's context would not hold more anyway. */
     static final int MAX_TOOL_RESULT_BYTES = 256 * 1024;
-    private static final int MAX_ERROR_BODY_BYTES = 16 * 1024;
 
     private final OpenAiRuntime runtime;
     private final OpenAiConfig config;
@@ -133,227 +119,76 @@ final class OpenAiRun implements RunHandle {
             b.header("Authorization", "Bearer " + config.apiKey());
         }
         log.debug("run {}: model call {} with {} messages", request.runId(), rounds + 1, conversation.size());
-        new ModelStream(new OpenAiTurn(ctx, config.model())).send(b.build());
+        OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
+        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.http, b.build(),
+                "the model server at " + config.endpoint(), config.timeout(), runtime.timer, new ModelStream(turn));
+        abort = stream::cancel;
+        if (stopped()) {
+            stream.cancel();
+        }
     }
 
-    /** The model's answer to one request, read as it streams; ends exactly once. */
-    private final class ModelStream implements UpstreamHttp.SseListener {
+    /** Reads the model's answer to one request as it streams. */
+    private final class ModelStream implements UpstreamHttp.EventStream.Listener {
         private final OpenAiTurn turn;
-        private final AtomicBoolean over = new AtomicBoolean();
-        private volatile long lastActivity = System.nanoTime();
-        private volatile boolean answered;
-        private volatile UpstreamHttp.SseSubscriber body;
-        private volatile CompletableFuture<?> exchange;
-        private ScheduledFuture<?> watchdog;
 
         ModelStream(OpenAiTurn turn) {
             this.turn = turn;
         }
 
-        void send(HttpRequest req) {
-            abort = this::abort;
-            CompletableFuture<HttpResponse<Void>> f = runtime.http.sendAsync(req, this::bodyFor);
-            exchange = f;
-            f.whenComplete((r, e) -> {
-                if (e != null) {
-                    end(describe(e));
-                }
-            });
-            watch(config.timeout().toNanos());
-            if (stopped()) {
-                abort();
-            }
-        }
-
-        private HttpResponse.BodySubscriber<Void> bodyFor(HttpResponse.ResponseInfo info) {
-            answered = true;
-            lastActivity = System.nanoTime();
-            int status = info.statusCode();
-            if (status / 100 != 2) {
-                return HttpResponse.BodySubscribers.mapping(UpstreamHttp.text(MAX_ERROR_BODY_BYTES), text -> {
-                    end(httpError(status, text));
-                    return null;
-                });
-            }
-            String type = info.headers().firstValue("Content-Type").orElse("");
-            if (!type.isEmpty() && !type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
-                return HttpResponse.BodySubscribers.mapping(UpstreamHttp.text(MAX_ERROR_BODY_BYTES), text -> {
-                    end("the model server answered POST " + config.endpoint() + " with " + type
-                            + " instead of an event stream; it must support \"stream\": true");
-                    return null;
-                });
-            }
-            UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(this);
-            body = s;
-            return s;
-        }
-
         @Override
-        public void onEvent(UpstreamHttp.Sse event) {
-            lastActivity = System.nanoTime();
-            if (over.get()) {
-                return;
-            }
+        public void onEvent(UpstreamHttp.EventStream stream, UpstreamHttp.Sse event) {
             try {
                 if (event.event().equals("error")) {
-                    throw new OpenAiTurn.Refused("the model server reported an error: " + errorText(event.data()));
+                    throw new OpenAiTurn.Refused("the model server reported an error: "
+                            + UpstreamHttp.errorText(event.data()));
                 }
                 if (event.data().equals("[DONE]")) {
-                    done();
+                    done(stream);
                     return;
                 }
                 turn.onData(event.data());
             } catch (OpenAiTurn.Refused r) {
-                end(r.getMessage());
+                stream.fail(r.getMessage(), 0);
             } catch (RuntimeException e) {
                 log.error("run {}: reading the model's stream failed", request.runId(), e);
-                end("the openai runtime could not read the model's stream: " + e.getClass().getSimpleName());
+                stream.fail("the openai runtime could not read the model's stream: " + e.getClass().getSimpleName(), 0);
             }
         }
 
         @Override
-        public void onEnd() {
+        public void onEnd(UpstreamHttp.EventStream stream) {
             // Some servers end the stream after the last chunk without [DONE].
             if (turn.finished()) {
-                done();
+                done(stream);
             } else {
-                end("the model server's stream ended before the answer was finished (no finish_reason)");
+                stream.fail("the model server's stream ended before the answer was finished (no finish_reason)", 0);
             }
         }
 
         @Override
-        public void onError(Throwable error) {
-            end(describe(error));
+        public void onFailure(String message, int httpStatus) {
+            String hint = switch (httpStatus) {
+                case 401, 403 -> " (check --openai-api-key)";
+                case 404 -> " (check --openai-base-url and --model)";
+                default -> "";
+            };
+            fail(message + hint);
         }
 
-        /** The stream ended well: the turn completes and the run goes on. */
-        private void done() {
-            if (!over.compareAndSet(false, true)) {
+        /** The answer is whole: the turn completes and the run goes on. */
+        private void done(UpstreamHttp.EventStream stream) {
+            if (!stream.done() || stopped()) {
                 return;
             }
-            stopWatching();
-            if (stopped()) {
+            try {
+                turn.complete();
+            } catch (OpenAiTurn.Refused r) {
+                fail(r.getMessage());
                 return;
             }
-            guarded(() -> {
-                try {
-                    turn.complete();
-                } catch (OpenAiTurn.Refused r) {
-                    fail(r.getMessage());
-                    return;
-                }
-                afterTurn(turn);
-            }).run();
+            afterTurn(turn);
         }
-
-        /** The stream failed: the request is dropped and the run fails. */
-        private void end(String message) {
-            if (!over.compareAndSet(false, true)) {
-                return;
-            }
-            stopWatching();
-            dropConnection();
-            fail(message);
-        }
-
-        private void abort() {
-            over.set(true);
-            stopWatching();
-            dropConnection();
-        }
-
-        private void dropConnection() {
-            UpstreamHttp.SseSubscriber b = body;
-            if (b != null) {
-                b.cancel();
-            }
-            CompletableFuture<?> x = exchange;
-            if (x != null) {
-                x.cancel(true);
-            }
-        }
-
-        /** Fails the stream when the server says nothing for the timeout, first for the head, then between events. */
-        private synchronized void watch(long delayNanos) {
-            if (!over.get()) {
-                watchdog = runtime.timer.schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
-            }
-        }
-
-        private void check() {
-            if (over.get()) {
-                return;
-            }
-            long limit = config.timeout().toNanos();
-            long idle = System.nanoTime() - lastActivity;
-            if (idle < limit) {
-                watch(limit - idle);
-            } else if (!answered) {
-                end("the model server at " + config.endpoint() + " did not answer within "
-                        + config.timeout().toSeconds() + " s (--upstream-timeout-seconds)");
-            } else {
-                end("the model server at " + config.endpoint() + " sent nothing for "
-                        + config.timeout().toSeconds() + " s in the middle of its answer (--upstream-timeout-seconds)");
-            }
-        }
-
-        private synchronized void stopWatching() {
-            if (watchdog != null) {
-                watchdog.cancel(false);
-            }
-        }
-    }
-
-    private String httpError(int status, String body) {
-        String detail = errorText(body);
-        String hint = switch (status) {
-            case 401, 403 -> " (check --openai-api-key)";
-            case 404 -> " (check --openai-base-url and --model)";
-            default -> "";
-        };
-        return "the model server answered HTTP " + status + " to POST " + config.endpoint() + ": " + detail + hint;
-    }
-
-    private static String errorText(String body) {
-        if (body == null || body.isBlank()) {
-            return "(no message)";
-        }
-        try {
-            JsonNode node = Json.parseStrict(body);
-            return node.isObject() ? OpenAiTurn.errorMessage(node) : OpenAiTurn.shorten(body);
-        } catch (JsonProcessingException e) {
-            return OpenAiTurn.shorten(body);
-        }
-    }
-
-    private String describe(Throwable error) {
-        return describe(error, "the model server at " + config.endpoint(), config.timeout().toSeconds());
-    }
-
-    /** What went wrong with a request to {@code what}, for the operator. */
-    static String describe(Throwable error, String what, long timeoutSeconds) {
-        Throwable t = error;
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        if (t instanceof HttpConnectTimeoutException) {
-            return "could not connect to " + what + " within " + timeoutSeconds + " s";
-        }
-        if (t instanceof HttpTimeoutException) {
-            return what + " did not answer within " + timeoutSeconds + " s (--upstream-timeout-seconds)";
-        }
-        if (t instanceof ConnectException) {
-            return "cannot connect to " + what + ": " + (t.getMessage() == null ? "connection refused" : t.getMessage())
-                    + "; is it running, and is the URL right?";
-        }
-        if (t instanceof CancellationException) {
-            return "the request to " + what + " was cancelled";
-        }
-        if (t instanceof IOException) {
-            return "the connection to " + what + " failed: "
-                    + (t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage());
-        }
-        return "the request to " + what + " failed: " + t;
     }
 
     // ---- tools ----------------------------------------------------------------------------
@@ -413,7 +248,7 @@ final class OpenAiRun implements RunHandle {
         JsonNode args = call.parsedArguments();
         if (args == null) {
             return result(call, false, "the arguments are not a JSON object: "
-                    + OpenAiTurn.shorten(call.argumentsText()) + "; call the tool again with a JSON object");
+                    + UpstreamHttp.shorten(call.argumentsText()) + "; call the tool again with a JSON object");
         }
         if (tool.risk().compareTo(config.approvalRisk()) < 0) {
             return invoke(tool, call, args);
@@ -446,11 +281,11 @@ final class OpenAiRun implements RunHandle {
         return f.handle((response, error) -> {
             if (error != null) {
                 return result(call, false, "the tool " + tool.name() + " failed: "
-                        + describe(error, "its endpoint " + url, tool.timeout().toSeconds()));
+                        + UpstreamHttp.describe(error, "its endpoint " + url, tool.timeout()));
             }
             if (response.statusCode() / 100 != 2) {
                 return result(call, false, "the tool " + tool.name() + " answered HTTP " + response.statusCode() + ": "
-                        + OpenAiTurn.shorten(response.body()));
+                        + UpstreamHttp.shorten(response.body()));
             }
             return result(call, true, response.body());
         }).thenCompose(x -> x);

@@ -8,6 +8,7 @@ import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.RunContext;
 
 import java.util.ArrayList;
@@ -79,14 +80,14 @@ final class OpenAiTurn {
         try {
             chunk = Json.parseStrict(data);
         } catch (JsonProcessingException e) {
-            throw new Refused("the model server sent an event that is not JSON: " + shorten(data));
+            throw new Refused("the model server sent an event that is not JSON: " + UpstreamHttp.shorten(data));
         }
         if (!chunk.isObject()) {
-            throw new Refused("the model server sent an event that is not a JSON object: " + shorten(data));
+            throw new Refused("the model server sent an event that is not a JSON object: " + UpstreamHttp.shorten(data));
         }
         JsonNode error = chunk.get("error");
         if (error != null && !error.isNull()) {
-            throw new Refused("the model server reported an error mid-stream: " + errorMessage(chunk));
+            throw new Refused("the model server reported an error mid-stream: " + UpstreamHttp.errorText(data));
         }
         JsonNode m = chunk.get("model");
         if (m != null && m.isTextual() && !m.textValue().isEmpty()) {
@@ -162,7 +163,7 @@ final class OpenAiTurn {
 
     private void fragment(JsonNode f, int position) throws Refused {
         if (!f.isObject()) {
-            throw new Refused("the model server sent a tool_calls entry that is not an object: " + shorten(f.toString()));
+            throw new Refused("the model server sent a tool_calls entry that is not an object: " + UpstreamHttp.shorten(f.toString()));
         }
         int index = f.path("index").canConvertToInt() && f.path("index").isIntegralNumber()
                 ? f.get("index").intValue() : position;
@@ -270,30 +271,5 @@ final class OpenAiTurn {
     private static Long optionalCount(JsonNode node, String field) {
         JsonNode v = node.get(field);
         return v != null && v.isIntegralNumber() && v.asLong() >= 0 ? v.asLong() : null;
-    }
-
-    /**
-     * The message of an OpenAI-style error body: {@code {"error":{"message"}}}, {@code {"error":"…"}},
-     * {@code {"message"}} or {@code {"detail"}}; else the body itself, shortened.
-     */
-    static String errorMessage(JsonNode body) {
-        JsonNode error = body.get("error");
-        if (error != null && error.isObject() && error.path("message").isTextual()) {
-            return error.get("message").textValue();
-        }
-        if (error != null && error.isTextual()) {
-            return error.textValue();
-        }
-        for (String field : new String[] {"message", "detail"}) {
-            if (body.path(field).isTextual()) {
-                return body.get(field).textValue();
-            }
-        }
-        return shorten(body.toString());
-    }
-
-    static String shorten(String text) {
-        String s = text.strip();
-        return s.length() <= 300 ? s : s.substring(0, 300) + "…";
     }
 }
