@@ -1,6 +1,7 @@
 package dev.switchboard.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Json;
 import dev.switchboard.server.GatewayConfig.Option;
 import org.junit.jupiter.api.AfterAll;
@@ -8,7 +9,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -165,6 +171,34 @@ class AguiChainServerTest {
 
         assertThat(AguiHttp.text(events)).contains("1 earlier messages");
         assertThat(AguiHttp.last(events).path("outcome").path("type").asText()).isEqualTo("success");
+    }
+
+    @Test
+    void theDemoAnswerShowsOnVoiceAssistOfTheSecondGateway() {
+        try (WsClient c = b.connect("/api/realtime/ws?conversationId=" + session())) {
+            assertThat(c.next().path("type").asText()).isEqualTo("connected");
+            List<JsonNode> frames = c.send(Json.object().put("type", "message").put("content", "Food storage rules?")
+                    .toString()).until(f -> f.path("type").asText().equals("message_complete"));
+
+            assertThat(frames.get(0).path("type").asText()).isEqualTo("message_start");
+            assertThat(frames.get(frames.size() - 1).path("content").asText()).contains("chilled food");
+        }
+    }
+
+    @Test
+    void theDemoAnswerAndToolShowOnAgentScopeOfTheSecondGateway() throws Exception {
+        ObjectNode request = Json.object().put("session_id", session());
+        request.putArray("input").addObject().put("role", "user").put("type", "message").putArray("content")
+                .addObject().put("type", "text").put("text", "Search for restaurant regulations");
+        HttpResponse<String> res = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + b.port() + "/process")).header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(20)).POST(HttpRequest.BodyPublishers.ofString(request.toString())).build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(res.statusCode()).isEqualTo(200);
+        String body = res.body();
+        assertThat(body).contains("\"type\":\"function_call\"").contains("search_regulations")
+                .contains("Found 5 relevant regulations").contains("\"status\":\"completed\"");
     }
 
     @Test
