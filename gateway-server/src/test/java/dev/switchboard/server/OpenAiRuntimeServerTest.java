@@ -271,6 +271,32 @@ class OpenAiRuntimeServerTest {
     }
 
     @Test
+    void anApprovalPendingWhenTheGatewayStopsIsAnsweredAfterARestartAndTheWorkGoesOn() {
+        llm.tool("file_report", args -> new ToolAnswer(200, "filed RPT-9"))
+                .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-9\"}")))
+                .then(ScriptedOpenAi.text("Filed after the restart."));
+        String thread = UUID.randomUUID().toString();
+        List<JsonNode> first = AguiHttp.run(gateway(Map.of(Option.TOOLS, tools())).port(),
+                AguiHttp.input(thread, "File the report for INS-9"));
+        JsonNode interrupt = AguiHttp.last(first).path("outcome").path("interrupts").get(0);
+        assertThat(interrupt.path("toolCallId").asText()).isEqualTo("call_r");
+        gateway.close();
+
+        ObjectNode resume = Json.object().put("threadId", thread).put("runId", UUID.randomUUID().toString());
+        resume.putArray("messages");
+        resume.putArray("resume").addObject().put("interruptId", interrupt.path("id").asText())
+                .put("status", "resolved").putObject("payload").put("approved", true);
+        List<JsonNode> events = AguiHttp.run(gateway(Map.of(Option.TOOLS, tools())).port(), resume);
+
+        assertThat(AguiHttp.first(events, "TOOL_CALL_RESULT").path("content").asText()).isEqualTo("filed RPT-9");
+        assertThat(AguiHttp.text(events)).isEqualTo("Filed after the restart.");
+        assertThat(AguiHttp.last(events).path("outcome").path("type").asText()).isEqualTo("success");
+        assertThat(llm.toolRequests.get("file_report")).containsExactly(json("{\"inspection\":\"INS-9\"}"));
+        assertThat(toList(llm.messages(1)).get(3)).isEqualTo(json(
+                "{\"role\":\"tool\",\"tool_call_id\":\"call_r\",\"content\":\"filed RPT-9\"}"));
+    }
+
+    @Test
     void aFrontendToolEndsTheAguiRunWithTheCallAndTheNextRunCarriesItsResult() {
         llm.then(ScriptedOpenAi.toolCalls(new Call("call_map", "show_map", "{\"city\":\"Oslo\"}")))
                 .then(ScriptedOpenAi.text("The map shows Oslo."));

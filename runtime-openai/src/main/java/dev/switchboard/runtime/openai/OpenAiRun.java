@@ -8,7 +8,7 @@ import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolSpec;
 import dev.switchboard.core.UpstreamHttp;
-import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
@@ -67,6 +67,30 @@ final class OpenAiRun implements RunHandle {
             conversation.addAll(ctx.history());
             conversation.addAll(request.messages());
             turn();
+        }));
+    }
+
+    /**
+     * Continues, in this new run, a run that waited for these approvals when the gateway stopped: each
+     * decided tool runs, or is answered as rejected, then the model goes on. Calls of that round that
+     * never ran are answered to the model as unanswered (see {@link OpenAiMessages#chat}).
+     */
+    void resume(List<ApprovalRecord> decided) {
+        runtime.executor.execute(guarded(() -> {
+            conversation.addAll(ctx.history());
+            ctx.emit(new Event.StepStarted("executing_tools"));
+            CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+            for (ApprovalRecord a : decided) {
+                Event.ApprovalRequested asked = a.request();
+                OpenAiTurn.Call call = OpenAiTurn.Call.of(asked.toolCallId(), asked.toolName(), asked.arguments());
+                OpenAiTool tool = config.tools().get(asked.toolName());
+                chain = chain.thenCompose(v -> stopped() ? CompletableFuture.completedFuture(null)
+                        : a.status() == ApprovalRecord.Status.APPROVED && tool != null
+                        ? invoke(tool, call, asked.arguments())
+                        : result(call, false, tool == null ? "there is no tool named " + asked.toolName() + " any more"
+                        : rejection(a.feedback())));
+            }
+            chain.whenComplete((v, e) -> afterTools(e, false));
         }));
     }
 
@@ -219,12 +243,17 @@ final class OpenAiRun implements RunHandle {
         for (OpenAiTurn.Call call : serverCalls) {
             chain = chain.thenCompose(v -> stopped() ? CompletableFuture.completedFuture(null) : call(call, turn.text()));
         }
-        chain.whenComplete((v, e) -> guarded(() -> {
+        chain.whenComplete((v, e) -> afterTools(e, handsOver));
+    }
+
+    /** After a round of server tools: the model goes on, or the client runs its own tools first. */
+    private void afterTools(Throwable error, boolean handsOver) {
+        guarded(() -> {
             if (stopped()) {
                 return;
             }
-            if (e != null) {
-                log.error("run {}: a tool round failed", request.runId(), e);
+            if (error != null) {
+                log.error("run {}: a tool round failed", request.runId(), error);
                 ctx.fail(ErrorCode.INTERNAL, "the openai runtime failed while running tools");
                 return;
             }
@@ -234,7 +263,7 @@ final class OpenAiRun implements RunHandle {
             } else {
                 turn();
             }
-        }).run());
+        }).run();
     }
 
     /** Runs one server tool call, asking for an approval first when its risk calls for one. */
@@ -256,12 +285,12 @@ final class OpenAiRun implements RunHandle {
         return ctx.requestApproval(new ApprovalRequest(call.id(), call.name(), tool.description(), args, reasoning,
                         tool.risk()))
                 .toCompletableFuture()
-                .thenCompose(d -> d.approved() ? invoke(tool, call, args) : result(call, false, rejection(d)));
+                .thenCompose(d -> d.approved() ? invoke(tool, call, args) : result(call, false, rejection(d.feedback())));
     }
 
-    private static String rejection(ApprovalDecision d) {
-        String feedback = d.feedback() == null || d.feedback().isBlank() ? "" : " Their feedback: " + d.feedback().strip();
-        return "The person asked to approve this call rejected it, so the tool did not run." + feedback;
+    private static String rejection(String feedback) {
+        String said = feedback == null || feedback.isBlank() ? "" : " Their feedback: " + feedback.strip();
+        return "The person asked to approve this call rejected it, so the tool did not run." + said;
     }
 
     /** Calls the tool's endpoint with the arguments as the JSON body; its body is the result. */

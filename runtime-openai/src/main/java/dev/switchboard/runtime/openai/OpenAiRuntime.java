@@ -1,6 +1,7 @@
 package dev.switchboard.runtime.openai;
 
 import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
@@ -8,6 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.http.HttpClient;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -61,6 +63,17 @@ public final class OpenAiRuntime implements AgentRuntime {
     public RunHandle start(RunRequest request, RunContext context) {
         OpenAiRun run = new OpenAiRun(this, request, context);
         run.start();
+        return run;
+    }
+
+    /**
+     * Continues a run whose approvals were decided after a restart: the decided tools run (or are
+     * answered as rejected) and the model goes on from the stored conversation.
+     */
+    @Override
+    public RunHandle resume(RunRequest request, List<ApprovalRecord> decided, RunContext context) {
+        OpenAiRun run = new OpenAiRun(this, request, context);
+        run.resume(decided);
         return run;
     }
 

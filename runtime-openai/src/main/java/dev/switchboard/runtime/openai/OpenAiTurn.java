@@ -39,6 +39,17 @@ final class OpenAiTurn {
         final StringBuilder arguments = new StringBuilder();
         JsonNode parsed;
 
+        /** A whole call, as an approval record keeps it. */
+        static Call of(String id, String name, JsonNode arguments) {
+            Call c = new Call();
+            c.id = id;
+            c.name = name;
+            c.started = true;
+            c.arguments.append(arguments.toString());
+            c.parsed = arguments;
+            return c;
+        }
+
         String id() {
             return id;
         }
