@@ -431,6 +431,17 @@ class OpenAiRuntimeServerTest {
     }
 
     @Test
+    void anAnswerLongerThanTheTimeoutIsFineWhileTheModelKeepsWriting() {
+        llm.then(ScriptedOpenAi.slowText(300, "One, ", "two, ", "three, ", "four, ", "five."));
+        try (WsClient c = gateway(Map.of(Option.UPSTREAM_TIMEOUT_SECONDS, 1)).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-slow", "Count slowly").untilCompleted();
+
+            assertThat(types(frames)).doesNotContain("error");
+            assertThat(chunks(frames)).isEqualTo("One, two, three, four, five.");
+        }
+    }
+
+    @Test
     void aModelServerThatIsNotRunningIsAClearError() throws Exception {
         int closedPort;
         try (ServerSocket s = new ServerSocket(0)) {

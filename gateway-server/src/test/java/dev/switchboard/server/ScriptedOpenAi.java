@@ -212,6 +212,20 @@ final class ScriptedOpenAi implements AutoCloseable {
         };
     }
 
+    /** Text streamed in these pieces, {@code gapMs} apart, as a slow model writes it. */
+    static Script slowText(long gapMs, String... pieces) {
+        return (ex, s) -> {
+            Sse sse = stream(ex);
+            for (String p : pieces) {
+                Thread.sleep(gapMs);
+                ObjectNode c = chunk();
+                delta(c).put("content", p);
+                sse.data(c.toString());
+            }
+            sse.data(finish("stop")).data(usage(42, pieces.length)).data("[DONE]");
+        };
+    }
+
     /**
      * Tool calls as the API streams them: each call opens with its id and name, then its arguments
      * arrive in two pieces, the calls' pieces interleaved; then tool_calls, usage and [DONE].
