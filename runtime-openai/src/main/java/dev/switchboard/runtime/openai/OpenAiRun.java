@@ -295,13 +295,19 @@ final class OpenAiRun implements RunHandle {
 
     /** Calls the tool's endpoint with the arguments as the JSON body; its body is the result. */
     private CompletableFuture<Void> invoke(OpenAiTool tool, OpenAiTurn.Call call, JsonNode args) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(tool.url())
-                .timeout(tool.timeout())
-                .header("Content-Type", "application/json")
-                .method(tool.method(), HttpRequest.BodyPublishers.ofString(args.toString()));
-        tool.headers().forEach(b::header);
+        HttpRequest toolRequest;
+        try {
+            HttpRequest.Builder b = HttpRequest.newBuilder(tool.url())
+                    .timeout(tool.timeout())
+                    .header("Content-Type", "application/json")
+                    .method(tool.method(), HttpRequest.BodyPublishers.ofString(args.toString()));
+            tool.headers().forEach(b::header);
+            toolRequest = b.build();
+        } catch (IllegalArgumentException e) {
+            return result(call, false, "the tool " + tool.name() + " could not be called: " + e.getMessage());
+        }
         CompletableFuture<HttpResponse<String>> f =
-                runtime.http.sendAsync(b.build(), info -> UpstreamHttp.text(MAX_TOOL_RESULT_BYTES));
+                runtime.http.sendAsync(toolRequest, info -> UpstreamHttp.text(MAX_TOOL_RESULT_BYTES));
         abort = () -> f.cancel(true);
         if (stopped()) {
             f.cancel(true);

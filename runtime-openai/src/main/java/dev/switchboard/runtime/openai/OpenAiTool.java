@@ -26,6 +26,9 @@ record OpenAiTool(String name, String description, JsonNode parameters, URI url,
     /** The function names the Chat Completions API accepts. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Set<String> METHODS = Set.of("POST", "PUT", "PATCH");
+    /** Headers the JDK client sets itself and refuses to take. */
+    private static final Set<String> RESTRICTED_HEADERS = Set.of("connection", "content-length", "expect", "host",
+            "upgrade");
     private static final Set<String> FIELDS = Set.of("name", "description", "parameters", "url", "method", "headers",
             "timeoutSeconds", "risk");
 
@@ -103,6 +106,10 @@ record OpenAiTool(String name, String description, JsonNode parameters, URI url,
                 var e = it.next();
                 if (!e.getValue().isTextual()) {
                     throw new IllegalArgumentException(where + "'headers' value of " + e.getKey() + " must be a string");
+                }
+                if (RESTRICTED_HEADERS.contains(e.getKey().toLowerCase(Locale.ROOT))) {
+                    throw new IllegalArgumentException(where + "'headers' cannot set " + e.getKey()
+                            + ", which the gateway sets itself");
                 }
                 headers.put(e.getKey(), e.getValue().textValue());
             }

@@ -111,6 +111,7 @@ class OpenAiConfigTest {
             "[{\"name\": \"t\", \"url\": \"http://h/x\", \"timeoutSeconds\": 0}] | option --tools: tool 0 (t): field 'timeoutSeconds' must be an integer from 1 to 3600",
             "[{\"name\": \"t\", \"url\": \"http://h/x\", \"parameters\": []}] | option --tools: tool 0 (t): field 'parameters' must be a JSON schema object",
             "[{\"name\": \"t\", \"url\": \"http://h/x\", \"headers\": {\"A\": 1}}] | option --tools: tool 0 (t): field 'headers' value of A must be a string",
+            "[{\"name\": \"t\", \"url\": \"http://h/x\", \"headers\": {\"Host\": \"h\"}}] | option --tools: tool 0 (t): field 'headers' cannot set Host",
             "[{\"name\": \"t\", \"url\": \"http://h/x\", \"uri\": \"x\"}]   | option --tools: tool 0 (t): field 'uri' is unknown",
             "[{\"name\": \"t\", \"url\": \"http://h/x\"}, {\"name\": \"t\", \"url\": \"http://h/y\"}] | option --tools: tool 1 (t) has the name of an earlier tool",
     })
