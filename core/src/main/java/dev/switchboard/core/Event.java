@@ -21,6 +21,9 @@ import java.util.Objects;
     @JsonSubTypes.Type(value = Event.MessageStarted.class, name = "message_started"),
     @JsonSubTypes.Type(value = Event.TextDelta.class, name = "text_delta"),
     @JsonSubTypes.Type(value = Event.MessageCompleted.class, name = "message_completed"),
+    @JsonSubTypes.Type(value = Event.ReasoningStarted.class, name = "reasoning_started"),
+    @JsonSubTypes.Type(value = Event.ReasoningDelta.class, name = "reasoning_delta"),
+    @JsonSubTypes.Type(value = Event.ReasoningCompleted.class, name = "reasoning_completed"),
     @JsonSubTypes.Type(value = Event.ToolCallStarted.class, name = "tool_call_started"),
     @JsonSubTypes.Type(value = Event.ToolCallArgs.class, name = "tool_call_args"),
     @JsonSubTypes.Type(value = Event.ToolCallCompleted.class, name = "tool_call_completed"),
@@ -30,6 +33,7 @@ import java.util.Objects;
     @JsonSubTypes.Type(value = Event.StateSnapshot.class, name = "state_snapshot"),
     @JsonSubTypes.Type(value = Event.StateDelta.class, name = "state_delta"),
     @JsonSubTypes.Type(value = Event.Custom.class, name = "custom"),
+    @JsonSubTypes.Type(value = Event.Usage.class, name = "usage"),
     @JsonSubTypes.Type(value = Event.RunFinished.class, name = "run_finished"),
     @JsonSubTypes.Type(value = Event.RunFailed.class, name = "run_failed"),
 })
@@ -46,8 +50,9 @@ public sealed interface Event {
     /** One constant per event record. */
     enum Kind {
         RUN_STARTED, STEP_STARTED, STEP_FINISHED, MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED,
+        REASONING_STARTED, REASONING_DELTA, REASONING_COMPLETED,
         TOOL_CALL_STARTED, TOOL_CALL_ARGS, TOOL_CALL_COMPLETED, TOOL_RESULT, APPROVAL_REQUESTED,
-        APPROVAL_RESOLVED, STATE_SNAPSHOT, STATE_DELTA, CUSTOM, RUN_FINISHED, RUN_FAILED
+        APPROVAL_RESOLVED, STATE_SNAPSHOT, STATE_DELTA, CUSTOM, USAGE, RUN_FINISHED, RUN_FAILED
     }
 
     /** A run began; {@code parentRunId} is set when the run continues another (may be null). */
@@ -95,6 +100,35 @@ public sealed interface Event {
             citations = citations == null ? List.of() : List.copyOf(citations);
         }
         public Kind kind() { return Kind.MESSAGE_COMPLETED; }
+    }
+
+    /**
+     * The agent began to reason aloud: a reasoning message, shown apart from the answer and not
+     * kept in the conversation's history.
+     */
+    record ReasoningStarted(String messageId) implements Event {
+        public ReasoningStarted { Objects.requireNonNull(messageId, "messageId"); }
+        public Kind kind() { return Kind.REASONING_STARTED; }
+    }
+
+    /** A piece of a reasoning message's text; never empty. */
+    record ReasoningDelta(String messageId, String delta) implements Event {
+        public ReasoningDelta {
+            Objects.requireNonNull(messageId, "messageId");
+            if (delta == null || delta.isEmpty()) {
+                throw new IllegalArgumentException("a reasoning delta must not be empty");
+            }
+        }
+        public Kind kind() { return Kind.REASONING_DELTA; }
+    }
+
+    /** A reasoning message ended; {@code text} is the whole text of its deltas. */
+    record ReasoningCompleted(String messageId, String text) implements Event {
+        public ReasoningCompleted {
+            Objects.requireNonNull(messageId, "messageId");
+            Objects.requireNonNull(text, "text");
+        }
+        public Kind kind() { return Kind.REASONING_COMPLETED; }
     }
 
     /** The agent began a tool call; arguments follow as {@link ToolCallArgs}. */
@@ -179,6 +213,24 @@ public sealed interface Event {
             value = value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : value;
         }
         public Kind kind() { return Kind.CUSTOM; }
+    }
+
+    /**
+     * Tokens one model call of the run used. {@code inputTokens} and {@code outputTokens} are
+     * totals; {@code reasoningTokens} (part of the output) and {@code cachedInputTokens} (part of
+     * the input) are null when the model does not report them. A run may report several.
+     */
+    record Usage(String model, long inputTokens, long outputTokens, Long reasoningTokens, Long cachedInputTokens)
+            implements Event {
+        public Usage {
+            Objects.requireNonNull(model, "model");
+            if (inputTokens < 0 || outputTokens < 0) {
+                throw new IllegalArgumentException("token counts are not negative");
+            }
+        }
+        /** Input and output tokens together. */
+        public long totalTokens() { return inputTokens + outputTokens; }
+        public Kind kind() { return Kind.USAGE; }
     }
 
     /** The run ended normally. */

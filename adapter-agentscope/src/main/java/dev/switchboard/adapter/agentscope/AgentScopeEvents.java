@@ -66,6 +66,18 @@ final class AgentScopeEvents {
         return node;
     }
 
+    /**
+     * A response's {@code usage}, an open map in the spec, with the token counts of the OpenAI
+     * Responses API that the Agent API mirrors.
+     */
+    static ObjectNode usage(long inputTokens, long outputTokens) {
+        ObjectNode node = NODES.objectNode();
+        node.put("input_tokens", inputTokens);
+        node.put("output_tokens", outputTokens);
+        node.put("total_tokens", inputTokens + outputTokens);
+        return node;
+    }
+
     /** A {@code Message}; {@code content} is null while the message is only created. */
     static ObjectNode message(String id, String type, String role, String status, ArrayNode content,
                               ObjectNode metadata) {

@@ -52,6 +52,10 @@ final class AgentScopeExchange implements HttpExchange {
     private boolean done;
     private int nextSequence;
     private final ArrayNode output = JsonNodeFactory.instance.arrayNode();
+    /** Tokens the run's model calls used, for the final response's {@code usage}. */
+    private long inputTokens;
+    private long outputTokens;
+    private boolean reportsUsage;
     /** Text messages begun and not yet completed, by core message id. */
     private final Map<String, OpenMessage> openMessages = new LinkedHashMap<>();
 
@@ -115,8 +119,15 @@ final class AgentScopeExchange implements HttpExchange {
         }
         Event event = envelope.event();
         switch (event.kind()) {
+            // The Agent API has no reasoning message type (spec, "Message Types"); nothing is sent for it.
             case RUN_STARTED, STEP_STARTED, STEP_FINISHED, TOOL_CALL_STARTED, TOOL_CALL_ARGS, STATE_SNAPSHOT,
-                 STATE_DELTA, CUSTOM, APPROVAL_RESOLVED -> {
+                 STATE_DELTA, CUSTOM, APPROVAL_RESOLVED, REASONING_STARTED, REASONING_DELTA, REASONING_COMPLETED -> {
+            }
+            case USAGE -> {
+                Event.Usage used = (Event.Usage) event;
+                inputTokens += used.inputTokens();
+                outputTokens += used.outputTokens();
+                reportsUsage = true;
             }
             case MESSAGE_STARTED -> {
                 Event.MessageStarted begun = (Event.MessageStarted) event;
@@ -241,6 +252,9 @@ final class AgentScopeExchange implements HttpExchange {
     private void finish(String status, ObjectNode error, long timestamp, FrameWriter out) throws IOException {
         ObjectNode response = response(status, seconds(timestamp), error);
         response.set("output", output);
+        if (reportsUsage) {
+            response.set("usage", AgentScopeEvents.usage(inputTokens, outputTokens));
+        }
         response.put(AgentScopeEvents.SEQUENCE_NUMBER, nextSequence++);
         AgentScopeEvents.write(out, response);
         done = true;

@@ -239,6 +239,22 @@ class AgentScopeExchangeTest {
     }
 
     @Test
+    void usageOfEveryModelCallIsSummedIntoTheFinalResponse() {
+        afterStart(new Event.Usage("gpt-x", 100, 20, null, null), new Event.Usage("gpt-x", 30, 5, 3L, null));
+
+        assertThat(encode(new Event.RunFinished()).get(0).get("usage")).isEqualTo(json("""
+                {"input_tokens":130,"output_tokens":25,"total_tokens":155}"""));
+    }
+
+    @Test
+    void reasoningHasNoAgentScopeMessageAndSendsNothing() {
+        afterStart();
+
+        assertThat(encode(new Event.ReasoningStarted("r1"), new Event.ReasoningDelta("r1", "hmm"),
+                new Event.ReasoningCompleted("r1", "hmm"), new Event.Usage("m", 1, 1, null, null))).isEmpty();
+    }
+
+    @Test
     void runFailedIsTheResponseFailedWithItsError() {
         afterStart();
 

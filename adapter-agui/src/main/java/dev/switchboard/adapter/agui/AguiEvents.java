@@ -10,6 +10,7 @@ import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
 
 import java.io.IOException;
+import java.util.Collection;
 import java.util.Map;
 
 /**
@@ -40,21 +41,25 @@ final class AguiEvents {
     }
 
     /** {@code RUN_FINISHED} without an outcome, as the AGORA profile sends it. */
-    static void runFinished(FrameWriter out, long timestamp, String threadId, String runId) throws IOException {
+    static void runFinished(FrameWriter out, long timestamp, String threadId, String runId,
+                            Collection<Event.Usage> usage) throws IOException {
         JsonGenerator gen = begin(out, "RUN_FINISHED");
         gen.writeStringField("threadId", threadId);
         gen.writeStringField("runId", runId);
+        usage(gen, usage);
         end(gen, out, timestamp);
     }
 
     /** {@code RUN_FINISHED} with the outcome {@code {"type":"success"}}. */
-    static void runSucceeded(FrameWriter out, long timestamp, String threadId, String runId) throws IOException {
+    static void runSucceeded(FrameWriter out, long timestamp, String threadId, String runId,
+                             Collection<Event.Usage> usage) throws IOException {
         JsonGenerator gen = begin(out, "RUN_FINISHED");
         gen.writeStringField("threadId", threadId);
         gen.writeStringField("runId", runId);
         gen.writeObjectFieldStart("outcome");
         gen.writeStringField("type", "success");
         gen.writeEndObject();
+        usage(gen, usage);
         end(gen, out, timestamp);
     }
 
@@ -64,7 +69,7 @@ final class AguiEvents {
      * {@code responseSchema} tells a client what the answer's {@code payload} should hold.
      */
     static void runInterrupted(FrameWriter out, long timestamp, String threadId, String runId,
-                               Event.ApprovalRequested approval) throws IOException {
+                               Event.ApprovalRequested approval, Collection<Event.Usage> usage) throws IOException {
         JsonGenerator gen = begin(out, "RUN_FINISHED");
         gen.writeStringField("threadId", threadId);
         gen.writeStringField("runId", runId);
@@ -102,14 +107,43 @@ final class AguiEvents {
         gen.writeEndObject();
         gen.writeEndArray();
         gen.writeEndObject();
+        usage(gen, usage);
         end(gen, out, timestamp);
     }
 
-    static void runError(FrameWriter out, long timestamp, String message, String code) throws IOException {
+    static void runError(FrameWriter out, long timestamp, String message, String code, Collection<Event.Usage> usage)
+            throws IOException {
         JsonGenerator gen = begin(out, "RUN_ERROR");
         gen.writeStringField("message", message);
         gen.writeStringField("code", code);
+        usage(gen, usage);
         end(gen, out, timestamp);
+    }
+
+    /**
+     * A terminal event's {@code usage}: one {@code TokenUsage} entry per model, left out when the
+     * run reported none.
+     */
+    private static void usage(JsonGenerator gen, Collection<Event.Usage> usage) throws IOException {
+        if (usage.isEmpty()) {
+            return;
+        }
+        gen.writeArrayFieldStart("usage");
+        for (Event.Usage u : usage) {
+            gen.writeStartObject();
+            gen.writeStringField("model", u.model());
+            gen.writeNumberField("inputTokens", u.inputTokens());
+            gen.writeNumberField("outputTokens", u.outputTokens());
+            gen.writeNumberField("totalTokens", u.totalTokens());
+            if (u.reasoningTokens() != null) {
+                gen.writeNumberField("reasoningTokens", u.reasoningTokens());
+            }
+            if (u.cachedInputTokens() != null) {
+                gen.writeNumberField("cachedInputTokens", u.cachedInputTokens());
+            }
+            gen.writeEndObject();
+        }
+        gen.writeEndArray();
     }
 
     static void stepStarted(FrameWriter out, long timestamp, String stepName) throws IOException {
@@ -141,6 +175,37 @@ final class AguiEvents {
 
     static void textMessageEnd(FrameWriter out, long timestamp, String messageId) throws IOException {
         JsonGenerator gen = begin(out, "TEXT_MESSAGE_END");
+        gen.writeStringField("messageId", messageId);
+        end(gen, out, timestamp);
+    }
+
+    /**
+     * Opens a reasoning span and its one reasoning message under the same id: the core keeps one
+     * message per span.
+     */
+    static void reasoningStart(FrameWriter out, long timestamp, String messageId) throws IOException {
+        JsonGenerator gen = begin(out, "REASONING_START");
+        gen.writeStringField("messageId", messageId);
+        end(gen, out, timestamp);
+        gen = begin(out, "REASONING_MESSAGE_START");
+        gen.writeStringField("messageId", messageId);
+        gen.writeStringField("role", "reasoning");
+        end(gen, out, timestamp);
+    }
+
+    static void reasoningContent(FrameWriter out, long timestamp, String messageId, String delta) throws IOException {
+        JsonGenerator gen = begin(out, "REASONING_MESSAGE_CONTENT");
+        gen.writeStringField("messageId", messageId);
+        gen.writeStringField("delta", delta);
+        end(gen, out, timestamp);
+    }
+
+    /** Closes the reasoning message and its span. */
+    static void reasoningEnd(FrameWriter out, long timestamp, String messageId) throws IOException {
+        JsonGenerator gen = begin(out, "REASONING_MESSAGE_END");
+        gen.writeStringField("messageId", messageId);
+        end(gen, out, timestamp);
+        gen = begin(out, "REASONING_END");
         gen.writeStringField("messageId", messageId);
         end(gen, out, timestamp);
     }

@@ -8,6 +8,7 @@ import dev.switchboard.core.spi.FrameWriter;
 import dev.switchboard.core.spi.HttpExchange;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
@@ -79,18 +80,19 @@ final class AguiHttpExchange implements HttpExchange {
                 // A 1.0 run cannot wait on the client: it ends with an interrupt, and the client's
                 // next run answers it in resume[]. Later approvals of the same run are not seen here.
                 run.closeOpen(ts, out);
-                AguiEvents.runInterrupted(out, ts, run.threadId, run.runId, (Event.ApprovalRequested) event);
+                AguiEvents.runInterrupted(out, ts, run.threadId, run.runId, (Event.ApprovalRequested) event,
+                        run.usage());
                 done = true;
             }
             case RUN_FINISHED -> {
                 run.closeOpen(ts, out);
-                AguiEvents.runSucceeded(out, ts, run.threadId, run.runId);
+                AguiEvents.runSucceeded(out, ts, run.threadId, run.runId, run.usage());
                 done = true;
             }
             case RUN_FAILED -> {
                 // The official client refuses any event after RUN_ERROR, so the stream ends here.
                 Event.RunFailed failed = (Event.RunFailed) event;
-                AguiEvents.runError(out, ts, failed.message(), failed.code().wireCode());
+                AguiEvents.runError(out, ts, failed.message(), failed.code().wireCode(), run.usage());
                 done = true;
             }
             default -> run.encode(event, ts, out);
@@ -121,7 +123,7 @@ final class AguiHttpExchange implements HttpExchange {
             return;
         }
         if (run != null) {
-            AguiEvents.runError(out, clock.getAsLong(), error.message(), error.code().wireCode());
+            AguiEvents.runError(out, clock.getAsLong(), error.message(), error.code().wireCode(), List.of());
         } else {
             AguiEvents.errorBody(out, error);
         }

@@ -5,13 +5,17 @@ import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.FrameWriter;
 
 import java.io.IOException;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Set;
 
 /**
  * One AG-UI run as one connection writes it: the thread and run ids it goes out under, and the
- * step, text messages and tool calls it has open, so that every {@code *_END} and
- * {@code STEP_FINISHED} pairs with a start and nothing is left open when the run ends.
+ * step, text and reasoning messages and tool calls it has open, so that every {@code *_END} and
+ * {@code STEP_FINISHED} pairs with a start and nothing is left open when the run ends, and the
+ * token usage its terminal event reports.
  *
  * <p>Both transports translate the events inside a run here; how a run starts and ends, and how an
  * approval is asked for, is theirs.
@@ -22,7 +26,10 @@ final class AguiRun {
 
     private String openStep;
     private final Set<String> openMessages = new LinkedHashSet<>();
+    private final Set<String> openReasoning = new LinkedHashSet<>();
     private final Set<String> openToolCalls = new LinkedHashSet<>();
+    /** Tokens used so far, summed per model, for the run's terminal event. */
+    private final Map<String, Event.Usage> usage = new LinkedHashMap<>();
 
     AguiRun(String threadId, String runId) {
         this.threadId = threadId;
@@ -71,6 +78,24 @@ final class AguiRun {
                 openMessages.remove(done.messageId());
                 AguiEvents.textMessageEnd(out, timestamp, done.messageId());
             }
+            case REASONING_STARTED -> openReasoning(((Event.ReasoningStarted) event).messageId(), timestamp, out);
+            case REASONING_DELTA -> {
+                Event.ReasoningDelta delta = (Event.ReasoningDelta) event;
+                openReasoning(delta.messageId(), timestamp, out);
+                AguiEvents.reasoningContent(out, timestamp, delta.messageId(), delta.delta());
+            }
+            case REASONING_COMPLETED -> {
+                Event.ReasoningCompleted done = (Event.ReasoningCompleted) event;
+                if (!openReasoning.contains(done.messageId())) {
+                    openReasoning(done.messageId(), timestamp, out);
+                    if (!done.text().isEmpty()) {
+                        AguiEvents.reasoningContent(out, timestamp, done.messageId(), done.text());
+                    }
+                }
+                openReasoning.remove(done.messageId());
+                AguiEvents.reasoningEnd(out, timestamp, done.messageId());
+            }
+            case USAGE -> usage.merge(((Event.Usage) event).model(), (Event.Usage) event, AguiRun::sum);
             case TOOL_CALL_STARTED -> {
                 Event.ToolCallStarted started = (Event.ToolCallStarted) event;
                 if (openToolCalls.add(started.toolCallId())) {
@@ -113,7 +138,7 @@ final class AguiRun {
     }
 
     /**
-     * Ends whatever is open, innermost first: tool calls, text messages, then the step. The
+     * Ends whatever is open, innermost first: tool calls, text and reasoning messages, then the step. The
      * official client refuses a RUN_FINISHED while any of them is open.
      */
     void closeOpen(long timestamp, FrameWriter out) throws IOException {
@@ -125,7 +150,31 @@ final class AguiRun {
             AguiEvents.textMessageEnd(out, timestamp, messageId);
         }
         openMessages.clear();
+        for (String messageId : openReasoning) {
+            AguiEvents.reasoningEnd(out, timestamp, messageId);
+        }
+        openReasoning.clear();
         closeStep(timestamp, out);
+    }
+
+    /** The run's token usage, one entry per model, for its terminal event. */
+    Collection<Event.Usage> usage() {
+        return usage.values();
+    }
+
+    private void openReasoning(String messageId, long timestamp, FrameWriter out) throws IOException {
+        if (openReasoning.add(messageId)) {
+            AguiEvents.reasoningStart(out, timestamp, messageId);
+        }
+    }
+
+    private static Event.Usage sum(Event.Usage a, Event.Usage b) {
+        return new Event.Usage(a.model(), a.inputTokens() + b.inputTokens(), a.outputTokens() + b.outputTokens(),
+                sum(a.reasoningTokens(), b.reasoningTokens()), sum(a.cachedInputTokens(), b.cachedInputTokens()));
+    }
+
+    private static Long sum(Long a, Long b) {
+        return a == null ? b : b == null ? a : a + b;
     }
 
     private void closeStep(long timestamp, FrameWriter out) throws IOException {

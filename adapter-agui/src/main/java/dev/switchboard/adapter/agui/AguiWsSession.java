@@ -9,6 +9,7 @@ import dev.switchboard.core.spi.FrameWriter;
 
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
@@ -51,15 +52,15 @@ final class AguiWsSession implements DialectSession {
                 AguiRun run = end(envelope);
                 run.closeOpen(ts, out);
                 AguiEvents.statusSnapshot(out, ts, run.threadId, run.runId, "completed");
-                AguiEvents.runFinished(out, ts, run.threadId, run.runId);
+                AguiEvents.runFinished(out, ts, run.threadId, run.runId, run.usage());
             }
             case RUN_FAILED -> {
                 // The profile ends a failed run with RUN_ERROR and then RUN_FINISHED ("Flow 3").
                 Event.RunFailed failed = (Event.RunFailed) event;
                 AguiRun run = end(envelope);
                 run.closeOpen(ts, out);
-                AguiEvents.runError(out, ts, failed.message(), failed.code().wireCode());
-                AguiEvents.runFinished(out, ts, run.threadId, run.runId);
+                AguiEvents.runError(out, ts, failed.message(), failed.code().wireCode(), run.usage());
+                AguiEvents.runFinished(out, ts, run.threadId, run.runId, List.of());
             }
             default -> run(envelope).encode(event, ts, out);
         }

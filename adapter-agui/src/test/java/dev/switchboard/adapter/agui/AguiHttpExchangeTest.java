@@ -156,6 +156,52 @@ class AguiHttpExchangeTest {
     }
 
     @Test
+    void reasoningIsASpanHoldingOneReasoningMessage() {
+        List<JsonNode> frames = encode(new Event.RunStarted(null), new Event.ReasoningStarted("r1"),
+                new Event.ReasoningDelta("r1", "The user wants "), new Event.ReasoningDelta("r1", "the rules."),
+                new Event.ReasoningCompleted("r1", "The user wants the rules."), new Event.RunFinished());
+
+        assertThat(types(frames)).containsExactly("RUN_STARTED", "REASONING_START", "REASONING_MESSAGE_START",
+                "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "REASONING_END",
+                "RUN_FINISHED:success");
+        assertThat(frames.get(2)).isEqualTo(json("""
+                {"type":"REASONING_MESSAGE_START","messageId":"r1","role":"reasoning","timestamp":1705318200200}"""));
+        assertThat(frames.get(3)).isEqualTo(json("""
+                {"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"The user wants ","timestamp":1705318200300}"""));
+        assertTheOfficialClientAcceptsTheStream();
+    }
+
+    @Test
+    void reasoningStillOpenIsClosedBeforeRunFinished() {
+        encode(new Event.RunStarted(null), new Event.ReasoningDelta("r1", "Hmm"));
+
+        assertThat(types(encode(new Event.RunFinished()))).containsExactly("REASONING_MESSAGE_END", "REASONING_END",
+                "RUN_FINISHED:success");
+        assertTheOfficialClientAcceptsTheStream();
+    }
+
+    @Test
+    void usageIsSummedPerModelOnRunFinished() {
+        encode(new Event.RunStarted(null), new Event.Usage("gpt-x", 100, 20, null, 64L),
+                new Event.Usage("gpt-x", 130, 5, 2L, null), new Event.Usage("small", 7, 1, null, null));
+
+        assertThat(encode(new Event.RunFinished()).get(0).get("usage")).isEqualTo(json("""
+                [{"model":"gpt-x","inputTokens":230,"outputTokens":25,"totalTokens":255,"reasoningTokens":2,
+                  "cachedInputTokens":64},
+                 {"model":"small","inputTokens":7,"outputTokens":1,"totalTokens":8}]"""));
+        assertTheOfficialClientAcceptsTheStream();
+    }
+
+    @Test
+    void usageBeforeAFailureIsOnRunError() {
+        encode(new Event.RunStarted(null), new Event.Usage("gpt-x", 10, 2, null, null));
+
+        assertThat(encode(new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "gone")).get(0).get("usage")).isEqualTo(json("""
+                [{"model":"gpt-x","inputTokens":10,"outputTokens":2,"totalTokens":12}]"""));
+        assertTheOfficialClientAcceptsTheStream();
+    }
+
+    @Test
     void firstEventOtherThanRunStartedIsPrecededByRunStarted() {
         assertThat(types(encode(new Event.ApprovalResolved("appr-1", true, null, "alice"),
                 new Event.StepStarted("executing_tools"))))

@@ -245,6 +245,32 @@ class AguiWsSessionTest {
     }
 
     @Test
+    void reasoningIsSentOnTheWebSocketToo() {
+        List<JsonNode> frames = ws.encode("thread-1", "run-1", new Event.ReasoningStarted("r1"),
+                new Event.ReasoningDelta("r1", "Thinking"), new Event.ReasoningCompleted("r1", "Thinking"));
+
+        assertThat(types(frames)).containsExactly("REASONING_START", "REASONING_MESSAGE_START",
+                "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "REASONING_END");
+    }
+
+    @Test
+    void reasoningNotSeenStartingIsSentWholeWhenCompleted() {
+        assertThat(ws.encode("thread-1", "run-1", new Event.ReasoningCompleted("r1", "All of it")))
+                .extracting(f -> f.path("type").asText() + ":" + f.path("delta").asText())
+                .containsExactly("REASONING_START:", "REASONING_MESSAGE_START:", "REASONING_MESSAGE_CONTENT:All of it",
+                        "REASONING_MESSAGE_END:", "REASONING_END:");
+    }
+
+    @Test
+    void usageIsOnRunFinished() {
+        ws.encode("thread-1", "run-1", new Event.RunStarted(null), new Event.Usage("m", 3, 4, null, null));
+
+        List<JsonNode> end = ws.encode("thread-1", "run-1", new Event.RunFinished());
+        assertThat(end.get(end.size() - 1).get("usage")).isEqualTo(json("""
+                [{"model":"m","inputTokens":3,"outputTokens":4,"totalTokens":7}]"""));
+    }
+
+    @Test
     void runEndClosesWhatIsOpenBeforeTheFinalSnapshot() {
         List<JsonNode> frames = encode(new Event.RunStarted(null), new Event.StepStarted("executing_tools"),
                 new Event.MessageStarted("m1", Role.ASSISTANT), new Event.ToolCallStarted("c1", "search", "m1"),

@@ -27,6 +27,11 @@ final class OfficialVerifier {
             Map.entry("TOOL_CALL_ARGS", List.of("toolCallId", "delta")),
             Map.entry("TOOL_CALL_END", List.of("toolCallId")),
             Map.entry("TOOL_CALL_RESULT", List.of("messageId", "toolCallId", "content")),
+            Map.entry("REASONING_START", List.of("messageId")),
+            Map.entry("REASONING_MESSAGE_START", List.of("messageId", "role")),
+            Map.entry("REASONING_MESSAGE_CONTENT", List.of("messageId", "delta")),
+            Map.entry("REASONING_MESSAGE_END", List.of("messageId")),
+            Map.entry("REASONING_END", List.of("messageId")),
             Map.entry("STATE_SNAPSHOT", List.of()),
             Map.entry("STATE_DELTA", List.of()),
             Map.entry("CUSTOM", List.of("name")));
@@ -45,6 +50,8 @@ final class OfficialVerifier {
         Set<String> messages = new HashSet<>();
         Set<String> toolCalls = new HashSet<>();
         Set<String> steps = new HashSet<>();
+        Set<String> spans = new HashSet<>();
+        Set<String> reasoning = new HashSet<>();
         for (JsonNode e : events) {
             String type = e.path("type").asText();
             out.addAll(shape(e, type));
@@ -68,6 +75,8 @@ final class OfficialVerifier {
                 messages.clear();
                 toolCalls.clear();
                 steps.clear();
+                spans.clear();
+                reasoning.clear();
                 finished = false;
                 errored = false;
             }
@@ -116,10 +125,37 @@ final class OfficialVerifier {
                         out.add("STEP_FINISHED of inactive step " + stepName);
                     }
                 }
+                case "REASONING_START" -> {
+                    if (!spans.add(messageId)) {
+                        out.add("REASONING_START of open span " + messageId);
+                    }
+                }
+                case "REASONING_END" -> {
+                    if (!spans.remove(messageId)) {
+                        out.add("REASONING_END without start: " + messageId);
+                    }
+                }
+                case "REASONING_MESSAGE_START" -> {
+                    if (!reasoning.add(messageId)) {
+                        out.add("REASONING_MESSAGE_START of open message " + messageId);
+                    }
+                }
+                case "REASONING_MESSAGE_CONTENT" -> {
+                    if (!reasoning.contains(messageId)) {
+                        out.add("REASONING_MESSAGE_CONTENT without start: " + messageId);
+                    }
+                }
+                case "REASONING_MESSAGE_END" -> {
+                    if (!reasoning.remove(messageId)) {
+                        out.add("REASONING_MESSAGE_END without start: " + messageId);
+                    }
+                }
                 case "RUN_FINISHED" -> {
-                    if (!steps.isEmpty() || !messages.isEmpty() || !toolCalls.isEmpty()) {
+                    if (!steps.isEmpty() || !messages.isEmpty() || !toolCalls.isEmpty() || !spans.isEmpty()
+                            || !reasoning.isEmpty()) {
                         out.add("RUN_FINISHED with open steps " + steps + ", messages " + messages
-                                + ", tool calls " + toolCalls);
+                                + ", tool calls " + toolCalls + ", reasoning spans " + spans
+                                + ", reasoning messages " + reasoning);
                     }
                     finished = true;
                 }
@@ -164,9 +200,38 @@ final class OfficialVerifier {
                     out.add("CUSTOM without value");
                 }
             }
-            case "RUN_FINISHED" -> out.addAll(outcome(e.get("outcome")));
+            case "REASONING_MESSAGE_START" -> {
+                if (!"reasoning".equals(e.path("role").asText())) {
+                    out.add("REASONING_MESSAGE_START.role " + e.get("role"));
+                }
+            }
+            case "RUN_FINISHED" -> {
+                out.addAll(outcome(e.get("outcome")));
+                out.addAll(usage(e.get("usage")));
+            }
+            case "RUN_ERROR" -> out.addAll(usage(e.get("usage")));
             default -> {
             }
+        }
+        return out;
+    }
+
+    /** TokenUsage entries: optional labels and non-negative integer counts. */
+    private static List<String> usage(JsonNode usage) {
+        if (usage == null) {
+            return List.of();
+        }
+        if (!usage.isArray()) {
+            return List.of("usage is not an array");
+        }
+        List<String> out = new ArrayList<>();
+        for (JsonNode entry : usage) {
+            entry.fields().forEachRemaining(f -> {
+                boolean label = f.getKey().equals("provider") || f.getKey().equals("model");
+                if (label ? !f.getValue().isTextual() : !f.getValue().canConvertToLong() || f.getValue().asLong() < 0) {
+                    out.add("usage." + f.getKey() + " is " + f.getValue());
+                }
+            });
         }
         return out;
     }

@@ -80,6 +80,13 @@ final class HaiEncoder {
                     }
                 }
             }
+            case REASONING_STARTED -> {
+                // HAI has no reasoning text; its thinking status is the place for "reasoning now".
+                RunState run = runs.computeIfAbsent(runId, id -> new RunState(true));
+                if (!"thinking".equals(run.lastStatus)) {
+                    status(run, "thinking", sessionId, out);
+                }
+            }
             case TEXT_DELTA -> {
                 if (streaming(runId)) {
                     Event.TextDelta delta = (Event.TextDelta) event;
@@ -128,7 +135,7 @@ final class HaiEncoder {
             }
             // HAI has no message for these; tool calls are sent whole on TOOL_CALL_COMPLETED.
             case STEP_FINISHED, MESSAGE_STARTED, TOOL_CALL_STARTED, TOOL_CALL_ARGS, APPROVAL_RESOLVED,
-                    STATE_SNAPSHOT, STATE_DELTA, CUSTOM -> {
+                    STATE_SNAPSHOT, STATE_DELTA, CUSTOM, REASONING_DELTA, REASONING_COMPLETED, USAGE -> {
             }
         }
     }

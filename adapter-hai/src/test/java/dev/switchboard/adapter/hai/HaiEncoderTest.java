@@ -55,6 +55,16 @@ class HaiEncoderTest {
     }
 
     @Test
+    void reasoningShowsTheThinkingStatusAndNotItsText() {
+        List<JsonNode> frames = encode(new Event.RunStarted(null), new Event.StepStarted("routing"),
+                new Event.ReasoningStarted("r1"), new Event.ReasoningDelta("r1", "hmm"),
+                new Event.ReasoningCompleted("r1", "hmm"), new Event.ReasoningStarted("r2"),
+                new Event.Usage("model-x", 10, 2, null, null));
+
+        assertThat(frames).containsExactly(status("thinking"), status("routing"), status("thinking"));
+    }
+
+    @Test
     void stepStartedWithAHaiStatusNameSendsThatStatusOncePerChange() {
         List<JsonNode> frames = encode(new Event.RunStarted(null),
                 new Event.StepStarted("routing"), new Event.StepStarted("routing"),

@@ -93,7 +93,8 @@ final class VoiceAssistEncoder {
             case RUN_FINISHED -> runs.remove(envelope.runId());
             // VoiceAssist has no message for these (design/mapping.md); approvals go to other connections.
             case RUN_STARTED, STEP_STARTED, STEP_FINISHED, TOOL_CALL_STARTED, TOOL_CALL_ARGS, TOOL_CALL_COMPLETED,
-                    TOOL_RESULT, APPROVAL_REQUESTED, APPROVAL_RESOLVED, STATE_SNAPSHOT, STATE_DELTA, CUSTOM -> {
+                    TOOL_RESULT, APPROVAL_REQUESTED, APPROVAL_RESOLVED, STATE_SNAPSHOT, STATE_DELTA, CUSTOM,
+                    REASONING_STARTED, REASONING_DELTA, REASONING_COMPLETED, USAGE -> {
             }
         }
     }

@@ -205,6 +205,10 @@ class VoiceAssistEncoderTest {
                 new Event.StateSnapshot(json("{\"a\":1}")),
                 new Event.StateDelta(json("[{\"op\":\"add\",\"path\":\"/b\",\"value\":2}]")),
                 new Event.Custom("x", json("{}")),
+                new Event.ReasoningStarted("r1"),
+                new Event.ReasoningDelta("r1", "hmm"),
+                new Event.ReasoningCompleted("r1", "hmm"),
+                new Event.Usage("model-x", 10, 2, null, null),
                 new Event.RunFinished())).isEmpty();
     }
 

@@ -25,12 +25,16 @@ public interface Authenticator {
     /** Whether a credential is required; false means every client is anonymous. */
     boolean required();
 
-    /** Authentication off: every client is {@link Principal#ANONYMOUS}, tokens are ignored. */
+    /**
+     * Authentication off: every client is anonymous. A token is not checked; one a client presents
+     * is kept as the principal's credential, for runtimes that forward it upstream.
+     */
     static Authenticator anonymous() {
         return new Authenticator() {
             @Override
             public Result authenticate(String token) {
-                return new Result.Accepted(Principal.ANONYMOUS);
+                return new Result.Accepted(token == null ? Principal.ANONYMOUS
+                        : new Principal(Principal.ANONYMOUS.id(), true, token));
             }
 
             @Override

@@ -279,6 +279,9 @@ class SqliteConversationStoreTest {
                 new Event.MessageCompleted("m1", "Hé, \"quoted\" ✓", List.of(
                         new Citation("c1", "web", "A page", "https://example.org/a", 3),
                         new Citation("c2", "document", "A file", "file:///b.pdf", null))),
+                new Event.ReasoningStarted("r1"),
+                new Event.ReasoningDelta("r1", "Because ✓"),
+                new Event.ReasoningCompleted("r1", "Because ✓"),
                 new Event.ToolCallStarted("tc1", "delete_file", "m1"),
                 new Event.ToolCallArgs("tc1", "{\"path\":"),
                 new Event.ToolCallCompleted("tc1", "delete_file", arguments),
@@ -289,6 +292,7 @@ class SqliteConversationStoreTest {
                 new Event.StateSnapshot(state),
                 new Event.StateDelta(patch),
                 new Event.Custom("progress", Json.object().put("percent", 40)),
+                new Event.Usage("gpt-x", 1200, 80, 12L, null),
                 new Event.RunFinished(),
                 new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "the model timed out"));
     }

@@ -1,0 +1,548 @@
+package dev.switchboard.core;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Reads an upstream's HTTP answers with the JDK {@link java.net.http.HttpClient} without holding
+ * a thread: a {@code text/event-stream} decoded into events as its bytes arrive, and bodies read
+ * up to a limit. Runtimes that call a model server or another agent use these.
+ */
+public final class UpstreamHttp {
+    /** Longest event-stream line accepted, as long as the longest JSON document {@link Json} reads. */
+    public static final int MAX_LINE_BYTES = 16 << 20;
+    /** Longest error body read from an upstream. */
+    private static final int MAX_ERROR_BODY_BYTES = 16 * 1024;
+
+    private UpstreamHttp() {
+    }
+
+    /** One dispatched server-sent event: its {@code event} name ({@code message} when unnamed) and data. */
+    public record Sse(String event, String data) {
+    }
+
+    /** What an event stream tells its reader; the calls are serial, and none follows a cancel. */
+    public interface SseListener {
+        /** One event of the stream. */
+        void onEvent(Sse event);
+
+        /** The stream ended normally. */
+        void onEnd();
+
+        /** The stream broke: the connection failed, or a line was over {@link #MAX_LINE_BYTES}. */
+        void onError(Throwable error);
+    }
+
+    /** A body subscriber that decodes an event stream for {@code listener}. */
+    public static SseSubscriber sse(SseListener listener) {
+        return new SseSubscriber(listener);
+    }
+
+    /**
+     * A body subscriber for a text body of at most {@code maxBytes}: a longer body is cut there,
+     * ends with {@code …}, and the rest is not read.
+     */
+    public static HttpResponse.BodySubscriber<String> text(int maxBytes) {
+        return new BoundedText(maxBytes);
+    }
+
+    /**
+     * One streamed request to an upstream. Its events go to the listener until the listener calls
+     * {@link #done()} or {@link #fail}, or the stream is {@link #cancel() cancelled}; whatever goes
+     * wrong on the way (a connection that fails, an HTTP error status, a body that is not an event
+     * stream, an upstream silent for longer than the timeout, first before its answer and then
+     * between events) is reported once, as {@link Listener#onFailure} with a message for the operator.
+     */
+    public static final class EventStream implements SseListener {
+        /**
+         * What the owner of a stream hears. Events come one at a time; none comes after a failure or
+         * {@link #done()}, though a failure found by the silence check may be reported while an event
+         * is still being handled.
+         */
+        public interface Listener {
+            void onEvent(EventStream stream, Sse event);
+
+            /** The body ended with no failure; the listener decides whether the answer was whole. */
+            void onEnd(EventStream stream);
+
+            /** The stream failed; {@code httpStatus} is the upstream's status, or 0 when it gave none. */
+            void onFailure(String message, int httpStatus);
+        }
+
+        private final String upstream;
+        private final String method;
+        private final String uri;
+        private final Duration timeout;
+        private final ScheduledExecutorService timer;
+        private final Listener listener;
+        private final AtomicBoolean over = new AtomicBoolean();
+        private volatile long lastActivity = System.nanoTime();
+        private volatile boolean answered;
+        private volatile SseSubscriber body;
+        private volatile CompletableFuture<?> exchange;
+        private ScheduledFuture<?> watchdog;
+
+        private EventStream(HttpRequest request, String upstream, Duration timeout, ScheduledExecutorService timer,
+                            Listener listener) {
+            this.upstream = upstream;
+            this.method = request.method();
+            this.uri = request.uri().toString();
+            this.timeout = timeout;
+            this.timer = timer;
+            this.listener = listener;
+        }
+
+        /**
+         * Sends {@code request} and streams its answer to {@code listener}. {@code upstream} names the
+         * other side in messages, such as "the model server at http://…"; {@code timer} runs the
+         * check for silence.
+         */
+        public static EventStream open(HttpClient client, HttpRequest request, String upstream, Duration timeout,
+                                       ScheduledExecutorService timer, Listener listener) {
+            EventStream stream = new EventStream(request, upstream, timeout, timer, listener);
+            stream.watch(timeout.toNanos());
+            CompletableFuture<HttpResponse<Void>> f = client.sendAsync(request, stream::bodyFor);
+            stream.exchange = f;
+            f.whenComplete((r, e) -> {
+                if (e != null) {
+                    stream.fail(describe(e, upstream, timeout), 0);
+                }
+            });
+            if (stream.over.get()) {
+                f.cancel(true);
+            }
+            return stream;
+        }
+
+        private HttpResponse.BodySubscriber<Void> bodyFor(HttpResponse.ResponseInfo info) {
+            answered = true;
+            lastActivity = System.nanoTime();
+            int status = info.statusCode();
+            if (status / 100 != 2) {
+                return HttpResponse.BodySubscribers.mapping(text(MAX_ERROR_BODY_BYTES), text -> {
+                    fail(upstream + " answered HTTP " + status + " to " + method + " " + uri + ": " + errorText(text),
+                            status);
+                    return null;
+                });
+            }
+            String type = info.headers().firstValue("Content-Type").orElse("");
+            if (!type.isEmpty() && !type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
+                return HttpResponse.BodySubscribers.mapping(text(MAX_ERROR_BODY_BYTES), text -> {
+                    fail(upstream + " answered " + method + " " + uri + " with " + type
+                            + " instead of an event stream (text/event-stream)", 0);
+                    return null;
+                });
+            }
+            SseSubscriber s = sse(this);
+            body = s;
+            return s;
+        }
+
+        @Override
+        public void onEvent(Sse event) {
+            lastActivity = System.nanoTime();
+            if (!over.get()) {
+                listener.onEvent(this, event);
+            }
+        }
+
+        @Override
+        public void onEnd() {
+            if (!over.get()) {
+                listener.onEnd(this);
+            }
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            fail(describe(error, upstream, timeout), 0);
+        }
+
+        /** Ends the stream well: the listener hears nothing more. True the first time. */
+        public boolean done() {
+            if (!over.compareAndSet(false, true)) {
+                return false;
+            }
+            stopWatching();
+            return true;
+        }
+
+        /** Fails the stream: drops the connection and reports the message, once. */
+        public void fail(String message, int httpStatus) {
+            if (over.compareAndSet(false, true)) {
+                stopWatching();
+                dropConnection();
+                listener.onFailure(message, httpStatus);
+            }
+        }
+
+        /** Drops the connection and reports nothing. */
+        public void cancel() {
+            over.set(true);
+            stopWatching();
+            dropConnection();
+        }
+
+        private void dropConnection() {
+            SseSubscriber b = body;
+            if (b != null) {
+                b.cancel();
+            }
+            CompletableFuture<?> x = exchange;
+            if (x != null) {
+                x.cancel(true);
+            }
+        }
+
+        private synchronized void watch(long delayNanos) {
+            if (!over.get()) {
+                watchdog = timer.schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        private void check() {
+            if (over.get()) {
+                return;
+            }
+            long limit = timeout.toNanos();
+            long idle = System.nanoTime() - lastActivity;
+            if (idle < limit) {
+                watch(limit - idle);
+            } else if (!answered) {
+                fail(upstream + " did not answer within " + timeout.toSeconds() + " s (--upstream-timeout-seconds)", 0);
+            } else {
+                fail(upstream + " sent nothing for " + timeout.toSeconds()
+                        + " s in the middle of its answer (--upstream-timeout-seconds)", 0);
+            }
+        }
+
+        private synchronized void stopWatching() {
+            if (watchdog != null) {
+                watchdog.cancel(false);
+            }
+        }
+    }
+
+    /** What went wrong with a request to {@code upstream}, for the operator. */
+    public static String describe(Throwable error, String upstream, Duration timeout) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof HttpConnectTimeoutException) {
+            return "could not connect to " + upstream + " within " + timeout.toSeconds() + " s";
+        }
+        if (t instanceof HttpTimeoutException) {
+            return upstream + " did not answer within " + timeout.toSeconds() + " s";
+        }
+        if (t instanceof ConnectException) {
+            return "cannot connect to " + upstream + ": "
+                    + (t.getMessage() == null ? "connection refused" : t.getMessage().toLowerCase(Locale.ROOT))
+                    + "; is it running, and is its URL right?";
+        }
+        if (t instanceof CancellationException) {
+            return "the request to " + upstream + " was cancelled";
+        }
+        if (t instanceof IOException) {
+            return "the connection to " + upstream + " failed: "
+                    + (t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage());
+        }
+        return "the request to " + upstream + " failed: " + t;
+    }
+
+    /**
+     * The message of an error body as OpenAI-style and AG-UI servers write them:
+     * {@code {"error":{"message"}}}, {@code {"error":"…"}}, {@code {"message"}} or {@code {"detail"}};
+     * else the body itself, shortened.
+     */
+    public static String errorText(String body) {
+        if (body == null || body.isBlank()) {
+            return "(no message)";
+        }
+        JsonNode node;
+        try {
+            node = Json.parseStrict(body);
+        } catch (JsonProcessingException e) {
+            return shorten(body);
+        }
+        JsonNode error = node.get("error");
+        if (error != null && error.isObject() && error.path("message").isTextual()) {
+            return error.get("message").textValue();
+        }
+        if (error != null && error.isTextual()) {
+            return error.textValue();
+        }
+        for (String field : new String[] {"message", "detail"}) {
+            if (node.path(field).isTextual()) {
+                return node.get(field).textValue();
+            }
+        }
+        return shorten(body);
+    }
+
+    /** Upstream text cut to 300 characters, for messages. */
+    public static String shorten(String text) {
+        String s = text == null ? "" : text.strip();
+        return s.length() <= 300 ? s : s.substring(0, 300) + "…";
+    }
+
+    /**
+     * Decodes server-sent events line by line, as the HTML standard's event-stream interpretation
+     * does: {@code data} lines join with a newline, a blank line dispatches, {@code :} starts a
+     * comment, one space after the colon is dropped. Unlike the standard, data left pending when
+     * the stream ends is dispatched, as the official AG-UI client does.
+     */
+    public static final class SseDecoder {
+        private final StringBuilder data = new StringBuilder();
+        private boolean hasData;
+        private String event;
+
+        /** Takes one line without its terminator; returns the event it dispatches, or null. */
+        public Sse line(String line) {
+            if (line.isEmpty()) {
+                return dispatch();
+            }
+            if (line.charAt(0) == ':') {
+                return null;
+            }
+            int colon = line.indexOf(':');
+            String field = colon < 0 ? line : line.substring(0, colon);
+            String value = "";
+            if (colon >= 0) {
+                int from = colon + 1 < line.length() && line.charAt(colon + 1) == ' ' ? colon + 2 : colon + 1;
+                value = line.substring(from);
+            }
+            switch (field) {
+                case "data" -> {
+                    if (hasData) {
+                        data.append('\n');
+                    }
+                    data.append(value);
+                    hasData = true;
+                }
+                case "event" -> event = value;
+                default -> {
+                    // id and retry steer reconnection, which a one-shot reader does not do
+                }
+            }
+            return null;
+        }
+
+        /** The stream ended: the event still pending, or null. */
+        public Sse end() {
+            return dispatch();
+        }
+
+        private Sse dispatch() {
+            Sse out = hasData ? new Sse(event == null || event.isEmpty() ? "message" : event, data.toString()) : null;
+            data.setLength(0);
+            hasData = false;
+            event = null;
+            return out;
+        }
+    }
+
+    /**
+     * Splits the body into lines at CR, LF or CRLF as bytes arrive (both are ASCII, so never part of
+     * a multi-byte UTF-8 character) and feeds them to an {@link SseDecoder}. {@link #cancel()} stops
+     * the body and closes the connection.
+     */
+    public static final class SseSubscriber implements HttpResponse.BodySubscriber<Void> {
+        private final SseListener listener;
+        private final SseDecoder decoder = new SseDecoder();
+        private final CompletableFuture<Void> body = new CompletableFuture<>();
+        private volatile Flow.Subscription subscription;
+        private volatile boolean cancelled;
+        private byte[] line = new byte[512];
+        private int length;
+        private boolean afterCr;
+
+        private SseSubscriber(SseListener listener) {
+            this.listener = listener;
+        }
+
+        /** Stops reading; the listener hears nothing more. */
+        public void cancel() {
+            cancelled = true;
+            Flow.Subscription s = subscription;
+            if (s != null) {
+                s.cancel();
+            }
+            body.complete(null);
+        }
+
+        @Override
+        public CompletionStage<Void> getBody() {
+            return body;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            subscription = s;
+            if (cancelled) {
+                s.cancel();
+            } else {
+                s.request(1);
+            }
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> buffers) {
+            try {
+                for (ByteBuffer buffer : buffers) {
+                    for (int i = buffer.position(), end = buffer.limit(); i < end && !cancelled; i++) {
+                        take(buffer.get(i));
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                fail(e);
+                return;
+            }
+            if (!cancelled) {
+                subscription.request(1);
+            }
+        }
+
+        private void take(byte b) throws IOException {
+            if (b == '\n' && afterCr) {
+                afterCr = false;
+                return;
+            }
+            afterCr = b == '\r';
+            if (b == '\n' || b == '\r') {
+                String text = new String(line, 0, length, StandardCharsets.UTF_8);
+                length = 0;
+                deliver(decoder.line(text));
+                return;
+            }
+            if (length == line.length) {
+                if (length >= MAX_LINE_BYTES) {
+                    throw new IOException("an event-stream line is longer than " + MAX_LINE_BYTES + " bytes");
+                }
+                line = Arrays.copyOf(line, Math.min(MAX_LINE_BYTES, length * 2));
+            }
+            line[length++] = b;
+        }
+
+        private void deliver(Sse event) {
+            if (event != null && !cancelled) {
+                listener.onEvent(event);
+            }
+        }
+
+        private void fail(Throwable error) {
+            boolean tell = !cancelled;
+            cancel();
+            if (tell) {
+                listener.onError(error);
+            }
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            if (!cancelled) {
+                cancelled = true;
+                body.completeExceptionally(error);
+                listener.onError(error);
+            }
+        }
+
+        @Override
+        public void onComplete() {
+            if (cancelled) {
+                return;
+            }
+            try {
+                if (length > 0) {
+                    String text = new String(line, 0, length, StandardCharsets.UTF_8);
+                    length = 0;
+                    deliver(decoder.line(text));
+                }
+                deliver(decoder.end());
+            } catch (RuntimeException e) {
+                fail(e);
+                return;
+            }
+            if (!cancelled) {
+                cancelled = true;
+                body.complete(null);
+                listener.onEnd();
+            }
+        }
+    }
+
+    /** Collects a body up to a limit, then stops reading. */
+    private static final class BoundedText implements HttpResponse.BodySubscriber<String> {
+        private final int maxBytes;
+        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        private final CompletableFuture<String> result = new CompletableFuture<>();
+        private Flow.Subscription subscription;
+
+        BoundedText(int maxBytes) {
+            this.maxBytes = maxBytes;
+        }
+
+        @Override
+        public CompletionStage<String> getBody() {
+            return result;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            subscription = s;
+            s.request(1);
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> buffers) {
+            for (ByteBuffer buffer : buffers) {
+                int room = maxBytes - bytes.size();
+                int n = Math.min(room, buffer.remaining());
+                byte[] chunk = new byte[n];
+                buffer.get(chunk);
+                bytes.write(chunk, 0, n);
+                if (buffer.hasRemaining()) {
+                    subscription.cancel();
+                    result.complete(bytes.toString(StandardCharsets.UTF_8) + "…");
+                    return;
+                }
+            }
+            subscription.request(1);
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            result.completeExceptionally(error);
+        }
+
+        @Override
+        public void onComplete() {
+            result.complete(bytes.toString(StandardCharsets.UTF_8));
+        }
+    }
+}

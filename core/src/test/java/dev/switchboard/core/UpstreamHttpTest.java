@@ -1,0 +1,150 @@
+package dev.switchboard.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class UpstreamHttpTest {
+    /** Records what a stream tells its listener. */
+    private static final class Recorder implements UpstreamHttp.SseListener {
+        final List<UpstreamHttp.Sse> events = new ArrayList<>();
+        boolean ended;
+        Throwable error;
+
+        @Override
+        public void onEvent(UpstreamHttp.Sse event) {
+            events.add(event);
+        }
+
+        @Override
+        public void onEnd() {
+            ended = true;
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            this.error = error;
+        }
+    }
+
+    /** A subscription that counts requests and cancels. */
+    private static final class Subscription implements Flow.Subscription {
+        long requested;
+        boolean cancelled;
+
+        @Override
+        public void request(long n) {
+            requested += n;
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+        }
+    }
+
+    private static List<ByteBuffer> bytes(String s) {
+        return List.of(ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void dataLinesJoinAndABlankLineDispatches() {
+        UpstreamHttp.SseDecoder d = new UpstreamHttp.SseDecoder();
+
+        assertThat(d.line(": keep-alive")).isNull();
+        assertThat(d.line("event: delta")).isNull();
+        assertThat(d.line("data: {\"a\":")).isNull();
+        assertThat(d.line("data:1}")).isNull();
+        assertThat(d.line("id: 7")).isNull();
+        assertThat(d.line("")).isEqualTo(new UpstreamHttp.Sse("delta", "{\"a\":\n1}"));
+        assertThat(d.line("")).isNull();
+        assertThat(d.line("data:  two spaces")).isNull();
+        assertThat(d.end()).isEqualTo(new UpstreamHttp.Sse("message", " two spaces"));
+    }
+
+    @Test
+    void linesEndAtLfCrOrCrlfEvenWhenSplitAcrossBuffers() {
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        Subscription sub = new Subscription();
+        s.onSubscribe(sub);
+
+        s.onNext(bytes("data: a\r"));
+        s.onNext(bytes("\n\r\ndata: b\r\rdata: ünï"));
+        s.onNext(List.of(ByteBuffer.wrap(new byte[] {(byte) 0xc3}), ByteBuffer.wrap(new byte[] {(byte) 0xa9})));
+        s.onNext(bytes("\n\ndata: [DONE]"));
+        s.onComplete();
+
+        assertThat(r.events).extracting(UpstreamHttp.Sse::data).containsExactly("a", "b", "ünïé", "[DONE]");
+        assertThat(r.ended).isTrue();
+        assertThat(sub.requested).isEqualTo(5);
+    }
+
+    @Test
+    void cancellingStopsTheBodyAndTheListenerHearsNothingMore() {
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        Subscription sub = new Subscription();
+        s.onSubscribe(sub);
+
+        s.cancel();
+        s.onNext(bytes("data: late\n\n"));
+        s.onError(new IOException("closed"));
+        s.onComplete();
+
+        assertThat(sub.cancelled).isTrue();
+        assertThat(r.events).isEmpty();
+        assertThat(r.ended).isFalse();
+        assertThat(r.error).isNull();
+        assertThat(s.getBody().toCompletableFuture()).isCompleted();
+    }
+
+    @Test
+    void aBrokenConnectionIsAnErrorAfterTheEventsBeforeIt() {
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        s.onSubscribe(new Subscription());
+
+        s.onNext(bytes("data: 1\n\ndata: 2"));
+        s.onError(new IOException("reset"));
+
+        assertThat(r.events).extracting(UpstreamHttp.Sse::data).containsExactly("1");
+        assertThat(r.error).hasMessage("reset");
+        assertThat(r.ended).isFalse();
+    }
+
+    @Test
+    void aBoundedBodyIsCutAtItsLimitAndStopsReading() throws Exception {
+        HttpResponse.BodySubscriber<String> body = UpstreamHttp.text(5);
+        Subscription sub = new Subscription();
+        body.onSubscribe(sub);
+
+        body.onNext(bytes("abc"));
+        body.onNext(bytes("defgh"));
+
+        assertThat(sub.cancelled).isTrue();
+        CompletableFuture<String> text = body.getBody().toCompletableFuture();
+        assertThat(text.get(1, TimeUnit.SECONDS)).isEqualTo("abcde…");
+    }
+
+    @Test
+    void aBoundedBodyWithinItsLimitIsWhole() throws Exception {
+        HttpResponse.BodySubscriber<String> body = UpstreamHttp.text(5);
+        body.onSubscribe(new Subscription());
+
+        body.onNext(bytes("abcde"));
+        body.onComplete();
+
+        assertThat(body.getBody().toCompletableFuture().get(1, TimeUnit.SECONDS)).isEqualTo("abcde");
+    }
+}

@@ -1,0 +1,500 @@
+package dev.switchboard.server;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.core.Command;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.server.GatewayConfig.Option;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+import static dev.switchboard.server.ScriptedOpenAi.Call;
+import static dev.switchboard.server.ScriptedOpenAi.ToolAnswer;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code openai} runtime behind the whole gateway, against a scripted OpenAI-compatible server
+ * on loopback: streamed text and tool calls, the tool loop with HTTP tools, approvals answered over
+ * HAI, frontend tools over AG-UI, history, cancellation and every kind of upstream failure.
+ */
+class OpenAiRuntimeServerTest {
+    private static final String KEY = "sk-test-0123456789";
+
+    @TempDir
+    Path dataDir;
+    private final ScriptedOpenAi llm = ScriptedOpenAi.start();
+    private TestGateway gateway;
+
+    @AfterEach
+    void stop() {
+        if (gateway != null) {
+            gateway.close();
+        }
+        llm.close();
+    }
+
+    private TestGateway gateway(Map<Option, Object> extra) {
+        Map<Option, Object> options = new HashMap<>(Map.of(Option.RUNTIME, "openai",
+                Option.OPENAI_BASE_URL, llm.baseUrl(), Option.MODEL, "gpt-test", Option.OPENAI_API_KEY, KEY,
+                Option.SYSTEM_PROMPT, "You answer food-safety questions.", Option.MODERATION, false));
+        options.putAll(extra);
+        gateway = TestGateway.start(dataDir, options);
+        return gateway;
+    }
+
+    private TestGateway gateway() {
+        return gateway(Map.of());
+    }
+
+    /** The tools option: {@code lookup_inspection} (risk low) and {@code file_report} (risk high). */
+    private String tools() {
+        return "[{\"name\":\"lookup_inspection\",\"description\":\"Looks up an inspection\","
+                + "\"parameters\":{\"type\":\"object\",\"properties\":{\"establishment_id\":{\"type\":\"string\"}}},"
+                + "\"url\":\"" + llm.toolUrl("lookup_inspection") + "\",\"risk\":\"low\"},"
+                + "{\"name\":\"file_report\",\"description\":\"Files an official report\","
+                + "\"url\":\"" + llm.toolUrl("file_report") + "\",\"risk\":\"high\",\"headers\":{\"X-Tool-Key\":\"t\"}}]";
+    }
+
+    private static List<String> types(List<JsonNode> frames) {
+        return frames.stream().map(f -> {
+            String type = f.path("type").asText();
+            return switch (type) {
+                case "status", "tool_call" -> type + ":" + f.path("status").asText();
+                default -> type;
+            };
+        }).toList();
+    }
+
+    private static String chunks(List<JsonNode> frames) {
+        StringBuilder sb = new StringBuilder();
+        frames.stream().filter(f -> f.path("type").asText().equals("assistant_message_chunk"))
+                .forEach(f -> sb.append(f.path("content").asText()));
+        return sb.toString();
+    }
+
+    private static JsonNode frame(List<JsonNode> frames, String type) {
+        return frames.stream().filter(f -> types(List.of(f)).get(0).equals(type)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + type + " in " + frames));
+    }
+
+    private static JsonNode json(String text) {
+        try {
+            return Json.MAPPER.readTree(text);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    // ---- answers --------------------------------------------------------------------------
+
+    @Test
+    void streamedTextIsTheAnswerAndTheModelIsAskedWithTheSystemPromptAndUsage() {
+        llm.then(ScriptedOpenAi.text("Keep chilled food ", "at 8 °C ", "or below."));
+        try (WsClient c = gateway().connect("/ws")) {
+            List<JsonNode> frames = c.ask("s1", "How cold must chilled food be?").untilCompleted();
+
+            assertThat(chunks(frames)).isEqualTo("Keep chilled food at 8 °C or below.");
+            assertThat(frames).filteredOn(f -> f.path("is_final").asBoolean()).hasSize(1);
+            assertThat(types(frames)).startsWith("status:thinking").endsWith("status:completed");
+        }
+        JsonNode request = llm.requests.get(0);
+        assertThat(request.path("model").asText()).isEqualTo("gpt-test");
+        assertThat(request.path("stream").asBoolean()).isTrue();
+        assertThat(request.path("stream_options").path("include_usage").asBoolean()).isTrue();
+        assertThat(request.get("messages")).isEqualTo(json("""
+                [{"role":"system","content":"You answer food-safety questions."},
+                 {"role":"user","content":"How cold must chilled food be?"}]"""));
+        assertThat(request.has("tools")).isFalse();
+        assertThat(llm.authorizations).containsExactly("Bearer " + KEY);
+    }
+
+    @Test
+    void theModelsUsageIsOnTheAguiRunFinished() {
+        llm.then(ScriptedOpenAi.text("Hello", " there"));
+
+        List<JsonNode> events = AguiHttp.run(gateway().port(), AguiHttp.input(UUID.randomUUID().toString(), "Hi"));
+
+        assertThat(AguiHttp.text(events)).isEqualTo("Hello there");
+        assertThat(AguiHttp.last(events).get("usage")).isEqualTo(json("""
+                [{"model":"scripted-model","inputTokens":42,"outputTokens":2,"totalTokens":44}]"""));
+    }
+
+    @Test
+    void historyOfEarlierRunsIsSentWithEveryTurn() {
+        llm.then(ScriptedOpenAi.text("Below 8 °C.")).then(ScriptedOpenAi.text("Yes, every day."));
+        try (WsClient c = gateway().connect("/ws")) {
+            c.ask("s-history", "How cold?").untilCompleted();
+            c.ask("s-history", "Must I record it?").untilCompleted();
+        }
+        assertThat(llm.messages(1)).isEqualTo(json("""
+                [{"role":"system","content":"You answer food-safety questions."},
+                 {"role":"user","content":"How cold?"},
+                 {"role":"assistant","content":"Below 8 °C."},
+                 {"role":"user","content":"Must I record it?"}]"""));
+    }
+
+    // ---- tools ----------------------------------------------------------------------------
+
+    @Test
+    void aServerToolRunsOverHttpAndItsResultGoesBackToTheModel() {
+        llm.tool("lookup_inspection", args -> new ToolAnswer(200, "{\"result\":\"passed\",\"id\":\""
+                        + args.path("establishment_id").asText() + "\"}"))
+                .then(ScriptedOpenAi.toolCalls(new Call("call_1", "lookup_inspection", "{\"establishment_id\":\"EST-1\"}")))
+                .then(ScriptedOpenAi.text("EST-1 passed its inspection."));
+        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-tool", "Did EST-1 pass?").untilCompleted();
+
+            assertThat(types(frames)).containsSubsequence("tool_call:started", "status:executing_tools",
+                    "tool_call:completed", "assistant_message_chunk", "status:completed");
+            JsonNode started = frame(frames, "tool_call:started");
+            assertThat(started.path("tool_call_id").asText()).isEqualTo("call_1");
+            assertThat(started.path("parameters")).isEqualTo(json("{\"establishment_id\":\"EST-1\"}"));
+            assertThat(frame(frames, "tool_call:completed").path("result").asText())
+                    .isEqualTo("{\"result\":\"passed\",\"id\":\"EST-1\"}");
+            assertThat(chunks(frames)).isEqualTo("EST-1 passed its inspection.");
+        }
+        assertThat(llm.toolRequests.get("lookup_inspection")).containsExactly(json("{\"establishment_id\":\"EST-1\"}"));
+        assertThat(llm.requests.get(0).get("tools").get(0).path("function").path("name").asText())
+                .isEqualTo("lookup_inspection");
+        List<JsonNode> second = List.copyOf(toList(llm.messages(1)));
+        assertThat(second.subList(2, 4)).containsExactly(json("""
+                {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+                  "function":{"name":"lookup_inspection","arguments":"{\\"establishment_id\\":\\"EST-1\\"}"}}]}"""),
+                json("""
+                {"role":"tool","tool_call_id":"call_1","content":"{\\"result\\":\\"passed\\",\\"id\\":\\"EST-1\\"}"}"""));
+    }
+
+    private static List<JsonNode> toList(JsonNode array) {
+        return Stream.iterate(0, i -> i < array.size(), i -> i + 1).map(array::get).toList();
+    }
+
+    @Test
+    void severalToolCallsInOneRoundAllRunBeforeTheModelIsAskedAgain() {
+        llm.tool("lookup_inspection", args -> new ToolAnswer(200, "ok " + args.path("establishment_id").asText()))
+                .then(ScriptedOpenAi.toolCalls(
+                        new Call("call_a", "lookup_inspection", "{\"establishment_id\":\"A\"}"),
+                        new Call("call_b", "lookup_inspection", "{\"establishment_id\":\"B\"}")))
+                .then(ScriptedOpenAi.text("Both passed."));
+        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-two", "Did A and B pass?").untilCompleted();
+
+            assertThat(frames).filteredOn(f -> types(List.of(f)).get(0).equals("tool_call:completed"))
+                    .extracting(f -> f.path("result").asText()).containsExactly("ok A", "ok B");
+        }
+        List<JsonNode> second = toList(llm.messages(1));
+        assertThat(second.get(2).get("tool_calls")).hasSize(2);
+        assertThat(second.subList(3, 5)).extracting(m -> m.path("tool_call_id").asText() + "=" + m.path("content").asText())
+                .containsExactly("call_a=ok A", "call_b=ok B");
+    }
+
+    @Test
+    void aToolThatFailsIsReportedFailedAndTheModelReadsWhy() {
+        llm.tool("lookup_inspection", args -> new ToolAnswer(503, "database down"))
+                .then(ScriptedOpenAi.toolCalls(new Call("call_1", "lookup_inspection", "{\"establishment_id\":\"X\"}")))
+                .then(ScriptedOpenAi.text("The records are unavailable."));
+        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-fail", "Check X").untilCompleted();
+
+            assertThat(frame(frames, "tool_call:failed").path("result").asText())
+                    .isEqualTo("the tool lookup_inspection answered HTTP 503: database down");
+        }
+        assertThat(toList(llm.messages(1)).get(3).path("content").asText()).contains("HTTP 503: database down");
+    }
+
+    @Test
+    void anApprovalGatedToolRunsOnlyOnceApprovedOverHai() throws Exception {
+        llm.tool("file_report", args -> new ToolAnswer(200, "filed RPT-7"))
+                .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-7\"}")))
+                .then(ScriptedOpenAi.text("Report RPT-7 is filed."));
+        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+            List<JsonNode> asked = c.ask("s-approve", "File the report for INS-7")
+                    .until(f -> f.path("type").asText().equals("tool_approval_request"));
+            JsonNode request = asked.get(asked.size() - 1);
+            assertThat(request.path("tool_name").asText()).isEqualTo("file_report");
+            assertThat(request.path("tool_description").asText()).isEqualTo("Files an official report");
+            assertThat(request.path("parameters")).isEqualTo(json("{\"inspection\":\"INS-7\"}"));
+            assertThat(request.path("risk_level").asText()).isEqualTo("high");
+            assertThat(llm.toolRequests).doesNotContainKey("file_report");
+
+            c.send(Json.object().put("type", "tool_approval_response").put("approval_id",
+                    request.path("approval_id").asText()).put("approved", true).toString());
+            List<JsonNode> rest = c.untilCompleted();
+
+            assertThat(frame(rest, "tool_call:completed").path("result").asText()).isEqualTo("filed RPT-7");
+            assertThat(chunks(rest)).isEqualTo("Report RPT-7 is filed.");
+        }
+        assertThat(llm.toolRequests.get("file_report")).hasSize(1);
+    }
+
+    @Test
+    void aRejectedToolDoesNotRunAndTheModelReadsTheRejection() {
+        llm.then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-8\"}")))
+                .then(ScriptedOpenAi.text("Understood, no report."));
+        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+            List<JsonNode> asked = c.ask("s-reject", "File the report for INS-8")
+                    .until(f -> f.path("type").asText().equals("tool_approval_request"));
+            c.send(Json.object().put("type", "tool_approval_response").put("approval_id",
+                    asked.get(asked.size() - 1).path("approval_id").asText()).put("approved", false)
+                    .put("feedback", "Not before the audit").toString());
+            List<JsonNode> rest = c.untilCompleted();
+
+            assertThat(frame(rest, "tool_call:failed").path("result").asText()).contains("rejected")
+                    .contains("Not before the audit");
+            assertThat(chunks(rest)).isEqualTo("Understood, no report.");
+        }
+        assertThat(llm.toolRequests).doesNotContainKey("file_report");
+        JsonNode toolMessage = toList(llm.messages(1)).get(3);
+        assertThat(toolMessage.path("tool_call_id").asText()).isEqualTo("call_r");
+        assertThat(toolMessage.path("content").asText()).contains("rejected").contains("Not before the audit");
+    }
+
+    @Test
+    void anApprovalPendingWhenTheGatewayStopsIsAnsweredAfterARestartAndTheWorkGoesOn() {
+        llm.tool("file_report", args -> new ToolAnswer(200, "filed RPT-9"))
+                .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-9\"}")))
+                .then(ScriptedOpenAi.text("Filed after the restart."));
+        String thread = UUID.randomUUID().toString();
+        List<JsonNode> first = AguiHttp.run(gateway(Map.of(Option.TOOLS, tools())).port(),
+                AguiHttp.input(thread, "File the report for INS-9"));
+        JsonNode interrupt = AguiHttp.last(first).path("outcome").path("interrupts").get(0);
+        assertThat(interrupt.path("toolCallId").asText()).isEqualTo("call_r");
+        gateway.close();
+
+        ObjectNode resume = Json.object().put("threadId", thread).put("runId", UUID.randomUUID().toString());
+        resume.putArray("messages");
+        resume.putArray("resume").addObject().put("interruptId", interrupt.path("id").asText())
+                .put("status", "resolved").putObject("payload").put("approved", true);
+        List<JsonNode> events = AguiHttp.run(gateway(Map.of(Option.TOOLS, tools())).port(), resume);
+
+        assertThat(AguiHttp.first(events, "TOOL_CALL_RESULT").path("content").asText()).isEqualTo("filed RPT-9");
+        assertThat(AguiHttp.text(events)).isEqualTo("Filed after the restart.");
+        assertThat(AguiHttp.last(events).path("outcome").path("type").asText()).isEqualTo("success");
+        assertThat(llm.toolRequests.get("file_report")).containsExactly(json("{\"inspection\":\"INS-9\"}"));
+        assertThat(toList(llm.messages(1)).get(3)).isEqualTo(json(
+                "{\"role\":\"tool\",\"tool_call_id\":\"call_r\",\"content\":\"filed RPT-9\"}"));
+    }
+
+    @Test
+    void aFrontendToolEndsTheAguiRunWithTheCallAndTheNextRunCarriesItsResult() {
+        llm.then(ScriptedOpenAi.toolCalls(new Call("call_map", "show_map", "{\"city\":\"Oslo\"}")))
+                .then(ScriptedOpenAi.text("The map shows Oslo."));
+        int port = gateway().port();
+        String thread = UUID.randomUUID().toString();
+        ObjectNode first = AguiHttp.input(thread, "Show me Oslo");
+        first.putArray("tools").addObject().put("name", "show_map").put("description", "Shows a map")
+                .putObject("parameters").put("type", "object");
+
+        List<JsonNode> events = AguiHttp.run(port, first);
+
+        assertThat(AguiHttp.types(events)).containsSubsequence("RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS",
+                "TOOL_CALL_END", "RUN_FINISHED").doesNotContain("TOOL_CALL_RESULT");
+        assertThat(AguiHttp.first(events, "TOOL_CALL_START").path("toolCallName").asText()).isEqualTo("show_map");
+        assertThat(AguiHttp.last(events).path("outcome").path("type").asText()).isEqualTo("success");
+        assertThat(llm.requests.get(0).get("tools").get(0).path("function").path("name").asText()).isEqualTo("show_map");
+
+        // The client ran the tool; it resends the history with the call and its result, as AG-UI clients do.
+        ObjectNode second = first.deepCopy().put("runId", UUID.randomUUID().toString());
+        second.withArray("messages").addObject().put("id", "call_map").put("role", "assistant")
+                .putArray("toolCalls").addObject().put("id", "call_map").put("type", "function")
+                .putObject("function").put("name", "show_map").put("arguments", "{\"city\":\"Oslo\"}");
+        second.withArray("messages").addObject().put("id", "result-1").put("role", "tool")
+                .put("toolCallId", "call_map").put("content", "map shown");
+
+        List<JsonNode> next = AguiHttp.run(port, second);
+
+        assertThat(AguiHttp.text(next)).isEqualTo("The map shows Oslo.");
+        List<JsonNode> asked = toList(llm.messages(1));
+        assertThat(asked.get(2).get("tool_calls").get(0).path("id").asText()).isEqualTo("call_map");
+        assertThat(asked.get(3)).isEqualTo(json("{\"role\":\"tool\",\"tool_call_id\":\"call_map\",\"content\":\"map shown\"}"));
+        assertThat(asked).hasSize(4);
+    }
+
+    @Test
+    void theToolRoundLimitEndsTheRunWithAClearError() {
+        llm.tool("lookup_inspection", args -> new ToolAnswer(200, "again"))
+                .then(ScriptedOpenAi.toolCalls(new Call("c1", "lookup_inspection", "{}")))
+                .then(ScriptedOpenAi.toolCalls(new Call("c2", "lookup_inspection", "{}")));
+        try (WsClient c = gateway(Map.of(Option.TOOLS, tools(), Option.MAX_TOOL_ROUNDS, 1)).connect("/ws")) {
+            JsonNode error = frame(c.ask("s-rounds", "Loop").untilCompleted(), "error");
+
+            assertThat(error.path("error_code").asText()).isEqualTo("upstream_error");
+            assertThat(error.path("message").asText()).contains("after 1 rounds of tool calls")
+                    .contains("--max-tool-rounds");
+        }
+        assertThat(llm.toolRequests.get("lookup_inspection")).hasSize(1);
+    }
+
+    // ---- cancellation and failures -------------------------------------------------------------
+
+    @Test
+    void cancellingARunAbortsTheRequestToTheModel() throws Exception {
+        llm.then(ScriptedOpenAi.streamUntilTheClientLeaves("Let me think"));
+        TestGateway g = gateway();
+        try (WsClient c = g.connect("/ws")) {
+            c.ask("s-cancel", "Think for a long time");
+            assertThat(llm.holding.await(10, TimeUnit.SECONDS)).isTrue();
+
+            g.server.hub().submit(new Command.CancelRun("s-cancel", null), new Subscriber() {
+                public Principal principal() {
+                    return Principal.ANONYMOUS;
+                }
+
+                public boolean answersApprovals() {
+                    return false;
+                }
+
+                public boolean deliver(Envelope envelope) {
+                    return true;
+                }
+
+                public void overflowed() {
+                }
+
+                public void reject(GatewayError error) {
+                    throw new AssertionError(error.message());
+                }
+            });
+
+            assertThat(frame(c.untilCompleted(), "error").path("error_code").asText()).isEqualTo("run_cancelled");
+            assertThat(llm.clientLeft.await(10, TimeUnit.SECONDS)).as("the model server saw the request dropped").isTrue();
+        }
+    }
+
+    /** An upstream failure: what the scripted server does, and what the run's error must say. */
+    record Failure(String name, Function<ScriptedOpenAi, ScriptedOpenAi> script, String says) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Failure> failures() {
+        return Stream.of(
+                new Failure("HTTP 500 with the server's message", s -> s.then(ScriptedOpenAi.status(500,
+                        "{\"error\":{\"message\":\"the model is overloaded\",\"type\":\"server_error\"}}")),
+                        "answered HTTP 500 to POST http://127.0.0.1:"),
+                new Failure("HTTP 404 with a hint", s -> s.then(ScriptedOpenAi.status(404,
+                        "{\"error\":{\"message\":\"model 'gpt-test' not found\"}}")),
+                        "model 'gpt-test' not found (check --openai-base-url and --model)"),
+                new Failure("malformed event", s -> s.then(ScriptedOpenAi.raw("data: {\"choices\": [oops\n\n")),
+                        "the model server sent an event that is not JSON: {\"choices\": [oops"),
+                new Failure("a stream that ends without finish_reason", s -> s.then(ScriptedOpenAi.raw(
+                        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half an ans\"}}]}\n\n")),
+                        "the model server's stream ended before the answer was finished (no finish_reason)"),
+                new Failure("an error in the middle of the stream", s -> s.then(ScriptedOpenAi.raw(
+                        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hal\"}}]}\n\n"
+                                + "data: {\"error\":{\"message\":\"context length exceeded\"}}\n\n")),
+                        "the model server reported an error mid-stream: context length exceeded"),
+                new Failure("a body that is not an event stream", s -> s.then((ex, server) ->
+                        ScriptedOpenAi.respond(ex, 200, "application/json", "{\"choices\":[]}")),
+                        "with application/json instead of an event stream"),
+                new Failure("no answer within the timeout", s -> s.then(ScriptedOpenAi.noAnswer()),
+                        "did not answer within 1 s"),
+                new Failure("silence in the middle of the answer", s -> s.then(ScriptedOpenAi.stallAfter("Hal")),
+                        "sent nothing for 1 s in the middle of its answer (--upstream-timeout-seconds)"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("failures")
+    void anUpstreamFailureEndsTheRunWithUpstreamErrorAndAMessageForTheOperator(Failure failure) {
+        failure.script().apply(llm);
+        try (WsClient c = gateway(Map.of(Option.UPSTREAM_TIMEOUT_SECONDS, 1)).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-failure", "Hello").untilCompleted();
+
+            JsonNode error = frame(frames, "error");
+            assertThat(error.path("error_code").asText()).isEqualTo("upstream_error");
+            assertThat(error.path("message").asText()).contains(failure.says());
+            assertThat(types(frames)).endsWith("error", "status:completed");
+        }
+    }
+
+    @Test
+    void anAnswerLongerThanTheTimeoutIsFineWhileTheModelKeepsWriting() {
+        llm.then(ScriptedOpenAi.slowText(300, "One, ", "two, ", "three, ", "four, ", "five."));
+        try (WsClient c = gateway(Map.of(Option.UPSTREAM_TIMEOUT_SECONDS, 1)).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-slow", "Count slowly").untilCompleted();
+
+            assertThat(types(frames)).doesNotContain("error");
+            assertThat(chunks(frames)).isEqualTo("One, two, three, four, five.");
+        }
+    }
+
+    @Test
+    void aModelServerThatIsNotRunningIsAClearError() throws Exception {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closedPort = s.getLocalPort();
+        }
+        try (WsClient c = gateway(Map.of(Option.OPENAI_BASE_URL, "http://127.0.0.1:" + closedPort + "/v1"))
+                .connect("/ws")) {
+            JsonNode error = frame(c.ask("s-refused", "Hello").untilCompleted(), "error");
+
+            assertThat(error.path("error_code").asText()).isEqualTo("upstream_error");
+            assertThat(error.path("message").asText()).startsWith("cannot connect to the model server at http://127.0.0.1:"
+                    + closedPort + "/v1/chat/completions");
+        }
+    }
+
+    @Test
+    void theApiKeyIsNeverShownNorLoggedEvenWhenTheServerEchoesIt() {
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        root.addAppender(logs);
+        try {
+            llm.then(ScriptedOpenAi.status(401, "{\"error\":{\"message\":\"Incorrect API key provided: " + KEY + "\"}}"));
+            try (WsClient c = gateway().connect("/ws")) {
+                JsonNode error = frame(c.ask("s-key", "Hello").untilCompleted(), "error");
+
+                assertThat(error.path("message").asText()).contains("HTTP 401").contains("Incorrect API key provided: ***")
+                        .contains("(check --openai-api-key)").doesNotContain(KEY);
+            }
+            assertThat(logs.list).isNotEmpty().allSatisfy(e -> assertThat(e.getFormattedMessage()).doesNotContain(KEY));
+        } finally {
+            root.detachAppender(logs);
+        }
+    }
+
+    @Test
+    void aMissingModelStopsStartUpNamingTheOption() {
+        GatewayConfig config = GatewayConfig.builder().set(Option.PORT, 0).set(Option.DATA_DIR, dataDir.toString())
+                .set(Option.RUNTIME, "openai").set(Option.OPENAI_BASE_URL, llm.baseUrl()).build();
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayServer.builder(config).build())
+                .isInstanceOf(GatewayConfig.ConfigException.class)
+                .hasMessageStartingWith("runtime openai: option --model is required");
+    }
+
+    @Test
+    void aBadToolStopsStartUpNamingTheToolAndTheField() {
+        GatewayConfig config = GatewayConfig.builder().set(Option.PORT, 0).set(Option.DATA_DIR, dataDir.toString())
+                .set(Option.RUNTIME, "openai").set(Option.OPENAI_BASE_URL, llm.baseUrl()).set(Option.MODEL, "m")
+                .set(Option.TOOLS, "[{\"name\":\"weather\",\"url\":\"weather.example\"}]").build();
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayServer.builder(config).build())
+                .hasMessage("runtime openai: option --tools: tool 0 (weather): field 'url' must be an absolute http or "
+                        + "https URL, got 'weather.example'");
+    }
+}

@@ -1,0 +1,286 @@
+package dev.switchboard.runtime.openai;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.UpstreamHttp;
+import dev.switchboard.core.spi.RunContext;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One streamed model call: reads the {@code chat.completion.chunk}s of the stream and emits what they
+ * say as it arrives. Content deltas are a text message, {@code reasoning_content} (or
+ * {@code reasoning}) deltas a reasoning message, and {@code tool_calls} fragments, joined by their
+ * {@code index}, tool calls whose arguments stream as they come. Completion events follow at the end
+ * of the stream, when the arguments are known to be whole.
+ */
+final class OpenAiTurn {
+    /** Bad upstream input; its message says what was wrong, for the run's failure. */
+    static final class Refused extends Exception {
+        Refused(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** A tool call as its fragments arrive. */
+    static final class Call {
+        String id;
+        String name;
+        boolean started;
+        final StringBuilder arguments = new StringBuilder();
+        JsonNode parsed;
+
+        /** A whole call, as an approval record keeps it. */
+        static Call of(String id, String name, JsonNode arguments) {
+            Call c = new Call();
+            c.id = id;
+            c.name = name;
+            c.started = true;
+            c.arguments.append(arguments.toString());
+            c.parsed = arguments;
+            return c;
+        }
+
+        String id() {
+            return id;
+        }
+
+        String name() {
+            return name;
+        }
+
+        String argumentsText() {
+            return arguments.toString();
+        }
+
+        /** The arguments as a JSON object, or null when the model wrote something else. */
+        JsonNode parsedArguments() {
+            return parsed;
+        }
+    }
+
+    private final RunContext ctx;
+    private final String configuredModel;
+    private String model;
+    private String messageId;
+    private final StringBuilder text = new StringBuilder();
+    private String reasoningId;
+    private final StringBuilder reasoning = new StringBuilder();
+    private boolean reasoningOpen;
+    private final Map<Integer, Call> calls = new TreeMap<>();
+    private String finishReason;
+    private JsonNode usage;
+
+    OpenAiTurn(RunContext ctx, String configuredModel) {
+        this.ctx = ctx;
+        this.configuredModel = configuredModel;
+    }
+
+    /** Takes the data of one event of the stream, other than {@code [DONE]}. */
+    void onData(String data) throws Refused {
+        JsonNode chunk;
+        try {
+            chunk = Json.parseStrict(data);
+        } catch (JsonProcessingException e) {
+            throw new Refused("the model server sent an event that is not JSON: " + UpstreamHttp.shorten(data));
+        }
+        if (!chunk.isObject()) {
+            throw new Refused("the model server sent an event that is not a JSON object: " + UpstreamHttp.shorten(data));
+        }
+        JsonNode error = chunk.get("error");
+        if (error != null && !error.isNull()) {
+            throw new Refused("the model server reported an error mid-stream: " + UpstreamHttp.errorText(data));
+        }
+        JsonNode m = chunk.get("model");
+        if (m != null && m.isTextual() && !m.textValue().isEmpty()) {
+            model = m.textValue();
+        }
+        JsonNode u = chunk.get("usage");
+        if (u != null && u.isObject()) {
+            usage = u;
+        }
+        JsonNode choices = chunk.get("choices");
+        if (choices == null || !choices.isArray()) {
+            return;
+        }
+        for (JsonNode choice : choices) {
+            // n > 1 is never asked for; a server that sends other choices anyway is read for the first.
+            if (choice.path("index").asInt(0) == 0) {
+                choice(choice);
+            }
+        }
+    }
+
+    private void choice(JsonNode choice) throws Refused {
+        JsonNode delta = choice.get("delta");
+        if (delta != null && delta.isObject()) {
+            String thought = textOf(delta, "reasoning_content");
+            if (thought == null) {
+                thought = textOf(delta, "reasoning");
+            }
+            if (thought != null && !thought.isEmpty()) {
+                reasoning(thought);
+            }
+            String content = textOf(delta, "content");
+            if (content != null && !content.isEmpty()) {
+                closeReasoning();
+                if (messageId == null) {
+                    messageId = Ids.next("msg");
+                    ctx.emit(new Event.MessageStarted(messageId, Role.ASSISTANT));
+                }
+                text.append(content);
+                ctx.emit(new Event.TextDelta(messageId, content));
+            }
+            JsonNode toolCalls = delta.get("tool_calls");
+            if (toolCalls != null && toolCalls.isArray()) {
+                closeReasoning();
+                for (int i = 0; i < toolCalls.size(); i++) {
+                    fragment(toolCalls.get(i), i);
+                }
+            }
+        }
+        JsonNode finish = choice.get("finish_reason");
+        if (finish != null && finish.isTextual()) {
+            finishReason = finish.textValue();
+        }
+    }
+
+    private void reasoning(String piece) {
+        if (!reasoningOpen) {
+            reasoningId = Ids.next("reasoning");
+            reasoning.setLength(0);
+            reasoningOpen = true;
+            ctx.emit(new Event.ReasoningStarted(reasoningId));
+        }
+        reasoning.append(piece);
+        ctx.emit(new Event.ReasoningDelta(reasoningId, piece));
+    }
+
+    private void closeReasoning() {
+        if (reasoningOpen) {
+            reasoningOpen = false;
+            ctx.emit(new Event.ReasoningCompleted(reasoningId, reasoning.toString()));
+        }
+    }
+
+    private void fragment(JsonNode f, int position) throws Refused {
+        if (!f.isObject()) {
+            throw new Refused("the model server sent a tool_calls entry that is not an object: " + UpstreamHttp.shorten(f.toString()));
+        }
+        int index = f.path("index").canConvertToInt() && f.path("index").isIntegralNumber()
+                ? f.get("index").intValue() : position;
+        Call call = calls.computeIfAbsent(index, k -> new Call());
+        String id = textOf(f, "id");
+        if (call.id == null && id != null && !id.isEmpty()) {
+            call.id = id;
+        }
+        JsonNode function = f.path("function");
+        String name = textOf(function, "name");
+        if (call.name == null && name != null && !name.isEmpty()) {
+            call.name = name;
+        }
+        JsonNode args = function.get("arguments");
+        String piece = args == null || args.isNull() ? "" : args.isTextual() ? args.textValue() : args.toString();
+        call.arguments.append(piece);
+        if (!call.started && call.name != null) {
+            call.started = true;
+            if (call.id == null) {
+                call.id = Ids.next("call");
+            }
+            ctx.emit(new Event.ToolCallStarted(call.id, call.name, null));
+            if (!call.arguments.isEmpty()) {
+                ctx.emit(new Event.ToolCallArgs(call.id, call.arguments.toString()));
+            }
+        } else if (call.started && !piece.isEmpty()) {
+            ctx.emit(new Event.ToolCallArgs(call.id, piece));
+        }
+    }
+
+    /** Whether the model said why it stopped ({@code finish_reason}). */
+    boolean finished() {
+        return finishReason != null;
+    }
+
+    /**
+     * Ends the turn: completes the reasoning, the text and every tool call, then reports the usage.
+     * Refused when a tool call never got a name.
+     */
+    void complete() throws Refused {
+        closeReasoning();
+        if (messageId != null) {
+            ctx.emit(new Event.MessageCompleted(messageId, text.toString(), List.of()));
+        }
+        for (Call call : calls.values()) {
+            if (!call.started) {
+                throw new Refused("the model server sent a tool call without a function name");
+            }
+            call.parsed = parseArguments(call.arguments.toString());
+            ctx.emit(new Event.ToolCallCompleted(call.id, call.name, call.parsed));
+        }
+        if (usage != null) {
+            ctx.emit(new Event.Usage(model != null ? model : configuredModel, count(usage, "prompt_tokens"),
+                    count(usage, "completion_tokens"),
+                    optionalCount(usage.path("completion_tokens_details"), "reasoning_tokens"),
+                    optionalCount(usage.path("prompt_tokens_details"), "cached_tokens")));
+        }
+    }
+
+    /** The tool calls, in index order; valid after {@link #complete()}. */
+    List<Call> calls() {
+        return List.copyOf(calls.values());
+    }
+
+    /** The answer's text so far. */
+    String text() {
+        return text.toString();
+    }
+
+    /** What the turn adds to the conversation, as the store keeps it: the text, then each tool call. */
+    List<InputMessage> messages() {
+        List<InputMessage> out = new ArrayList<>(1 + calls.size());
+        if (messageId != null) {
+            out.add(InputMessage.text(messageId, Role.ASSISTANT, text.toString()));
+        }
+        for (Call call : calls.values()) {
+            out.add(new InputMessage(call.id, Role.ASSISTANT, "",
+                    List.of(new ToolCallRef(call.id, call.name, call.arguments.toString())), null, null));
+        }
+        return out;
+    }
+
+    private static JsonNode parseArguments(String text) {
+        if (text.isBlank()) {
+            return Json.object();
+        }
+        try {
+            JsonNode node = Json.parseStrict(text);
+            return node.isObject() ? node : null;
+        } catch (JsonProcessingException e) {
+            return null;
+        }
+    }
+
+    private static String textOf(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v != null && v.isTextual() ? v.textValue() : null;
+    }
+
+    private static long count(JsonNode usage, String field) {
+        JsonNode v = usage.get(field);
+        return v != null && v.canConvertToLong() && v.asLong() >= 0 ? v.asLong() : 0;
+    }
+
+    private static Long optionalCount(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v != null && v.isIntegralNumber() && v.asLong() >= 0 ? v.asLong() : null;
+    }
+}
