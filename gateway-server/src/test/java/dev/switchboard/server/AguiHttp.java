@@ -44,20 +44,41 @@ final class AguiHttp {
             }
             HttpResponse<String> res = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
             assertThat(res.statusCode()).as(res.body()).isEqualTo(200);
-            List<JsonNode> events = new ArrayList<>();
-            for (String block : res.body().split("\n\n")) {
-                if (!block.isEmpty()) {
-                    assertThat(block).startsWith("data: ");
-                    events.add(Json.MAPPER.readTree(block.substring("data: ".length())));
-                }
-            }
-            return events;
+            return events(res.body());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * The events of an SSE body, checked: LF only; each event an {@code id: <seq>} line (the
+     * resume cursor, never going back) and one {@code data:} line, or a data line alone.
+     */
+    static List<JsonNode> events(String body) throws IOException {
+        assertThat(body).doesNotContain("\r");
+        List<JsonNode> events = new ArrayList<>();
+        long lastId = 0;
+        for (String block : body.split("\n\n")) {
+            if (block.isEmpty()) {
+                continue;
+            }
+            List<String> lines = block.lines().toList();
+            String data = lines.get(lines.size() - 1);
+            assertThat(data).startsWith("data: ");
+            if (lines.size() == 2) {
+                assertThat(lines.get(0)).matches("id: \\d+");
+                long id = Long.parseLong(lines.get(0).substring(4));
+                assertThat(id).as("ids never go back").isGreaterThanOrEqualTo(lastId);
+                lastId = id;
+            } else {
+                assertThat(lines).hasSize(1);
+            }
+            events.add(Json.MAPPER.readTree(data.substring("data: ".length())));
+        }
+        return events;
     }
 
     static List<String> types(List<JsonNode> events) {

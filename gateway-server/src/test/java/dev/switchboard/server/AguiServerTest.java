@@ -174,28 +174,8 @@ class AguiServerTest {
     private static List<JsonNode> sse(HttpResponse<String> res) throws Exception {
         assertThat(res.statusCode()).as(res.body()).isEqualTo(200);
         assertThat(res.headers().firstValue("content-type").orElse("")).startsWith("text/event-stream");
-        assertThat(res.body()).doesNotContain("\r");
-        List<JsonNode> events = new ArrayList<>();
-        long lastId = 0;
-        for (String block : res.body().split("\n\n")) {
-            if (block.isEmpty()) {
-                continue;
-            }
-            // Each event: an optional "id: <seq>" line (the resume cursor), then one data line.
-            List<String> lines = block.lines().toList();
-            String data = lines.get(lines.size() - 1);
-            assertThat(data).startsWith("data: ");
-            if (lines.size() == 2) {
-                assertThat(lines.get(0)).matches("id: \\d+");
-                long id = Long.parseLong(lines.get(0).substring(4));
-                assertThat(id).as("ids never go back").isGreaterThanOrEqualTo(lastId);
-                lastId = id;
-            } else {
-                assertThat(lines).hasSize(1);
-            }
-            events.add(Json.MAPPER.readTree(data.substring("data: ".length())));
-        }
-        assertThat(lastId).as("events carry their cursor").isPositive();
+        List<JsonNode> events = AguiHttp.events(res.body());
+        assertThat(res.body()).as("events carry their cursor").contains("id: ");
         return events;
     }
 
