@@ -176,6 +176,17 @@ class AguiUpstreamServerTest {
     }
 
     @Test
+    void withAuthenticationOnTheVerifiedTokenIsForwarded() throws Exception {
+        agent.then(THINK_THEN_ANSWER);
+        String token = AuthServerTest.hs256("alice", java.time.Instant.now().plusSeconds(600));
+        int port = gateway(Map.of(Option.AGUI_FORWARD_TOKEN, true, Option.JWT_SECRET, AuthServerTest.SECRET)).port();
+
+        AguiHttp.run(port, AguiHttp.input(UUID.randomUUID().toString(), "How cold?"), "Authorization", "Bearer " + token);
+
+        assertThat(agent.next().headers().get("Authorization")).containsExactly("Bearer " + token);
+    }
+
+    @Test
     void withoutForwardingTheClientsTokenStaysHere() throws Exception {
         agent.then(THINK_THEN_ANSWER);
 

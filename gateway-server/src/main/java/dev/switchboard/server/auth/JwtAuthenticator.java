@@ -120,6 +120,6 @@ public final class JwtAuthenticator implements Authenticator {
         if (subject == null || subject.isBlank()) {
             return new Result.Refused("the token has no subject (sub)");
         }
-        return new Result.Accepted(Principal.of(subject));
+        return new Result.Accepted(Principal.of(subject, token.strip()));
     }
 }
