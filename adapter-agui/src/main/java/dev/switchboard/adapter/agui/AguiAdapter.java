@@ -2,6 +2,8 @@ package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.Probe;
@@ -62,8 +64,20 @@ public final class AguiAdapter implements WireAdapter {
     }
 
     @Override
+    public GatewayError refuseUpgrade(SessionContext session) {
+        return Cursors.refusal(session);
+    }
+
+    /** In {@code metadata}: the official client drops unknown top-level fields. */
+    @Override
+    public Cursors.Style cursorStyle() {
+        return Cursors.Style.METADATA;
+    }
+
+    @Override
     public DialectSession newSession(SessionContext session) {
-        return new AguiWsSession(context.maxContentChars(), System::currentTimeMillis);
+        return new AguiWsSession(context.maxContentChars(), System::currentTimeMillis,
+                Cursors.openingJoin(session, "threadId"));
     }
 
     @Override

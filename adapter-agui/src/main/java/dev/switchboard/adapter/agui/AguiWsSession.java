@@ -1,5 +1,6 @@
 package dev.switchboard.adapter.agui;
 
+import dev.switchboard.core.Command;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
@@ -24,9 +25,22 @@ final class AguiWsSession implements DialectSession {
     /** Runs of this connection between their first event and their end, by core run id. */
     private final Map<String, AguiRun> runs = new HashMap<>();
 
+    private final List<Command> opening;
+
     AguiWsSession(int maxContentChars, LongSupplier clock) {
+        this(maxContentChars, clock, List.of());
+    }
+
+    AguiWsSession(int maxContentChars, LongSupplier clock, List<Command> opening) {
         this.decoder = new AguiDecoder(maxContentChars, AguiDecoder.Form.AGORA);
         this.clock = clock;
+        this.opening = opening;
+    }
+
+    /** The join the URL asks for ({@code ?threadId=...&last_seq=...}), if any. */
+    @Override
+    public List<Command> openingCommands() {
+        return opening;
     }
 
     @Override

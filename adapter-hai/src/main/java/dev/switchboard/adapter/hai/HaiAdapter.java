@@ -3,6 +3,8 @@ package dev.switchboard.adapter.hai;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.Probe;
 import dev.switchboard.core.spi.SessionContext;
@@ -68,7 +70,17 @@ public final class HaiAdapter implements WireAdapter {
     }
 
     @Override
+    public GatewayError refuseUpgrade(SessionContext session) {
+        return Cursors.refusal(session);
+    }
+
+    @Override
+    public Cursors.Style cursorStyle() {
+        return Cursors.Style.FIELD;
+    }
+
+    @Override
     public DialectSession newSession(SessionContext session) {
-        return new HaiSession(context.maxContentChars());
+        return new HaiSession(context.maxContentChars(), Cursors.openingJoin(session, "session_id"));
     }
 }

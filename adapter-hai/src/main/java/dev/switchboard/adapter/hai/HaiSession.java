@@ -8,14 +8,23 @@ import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.FrameWriter;
 
 import java.io.IOException;
+import java.util.List;
 
 /** One HAI connection's translator between HAI messages and the event core. */
 final class HaiSession implements DialectSession {
     private final HaiDecoder decoder;
     private final HaiEncoder encoder = new HaiEncoder();
+    private final List<Command> opening;
 
-    HaiSession(int maxContentChars) {
+    HaiSession(int maxContentChars, List<Command> opening) {
         this.decoder = new HaiDecoder(maxContentChars);
+        this.opening = opening;
+    }
+
+    /** The join the URL asks for ({@code ?session_id=...&last_seq=...}), if any. */
+    @Override
+    public List<Command> openingCommands() {
+        return opening;
     }
 
     @Override

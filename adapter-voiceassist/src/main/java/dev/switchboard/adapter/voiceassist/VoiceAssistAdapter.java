@@ -3,6 +3,7 @@ package dev.switchboard.adapter.voiceassist;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
@@ -44,6 +45,10 @@ public final class VoiceAssistAdapter implements WireAdapter {
     /** Refuses an upgrade whose {@code conversationId} query parameter is missing, blank or too long. */
     @Override
     public GatewayError refuseUpgrade(SessionContext session) {
+        GatewayError cursor = Cursors.refusal(session);
+        if (cursor != null) {
+            return cursor;
+        }
         Optional<String> id = session.queryParam(CONVERSATION_ID);
         if (id.isEmpty() || VoiceAssistDecoder.blank(id.get())) {
             return GatewayError.field(ErrorCode.MISSING_FIELD, CONVERSATION_ID,
@@ -58,9 +63,14 @@ public final class VoiceAssistAdapter implements WireAdapter {
     }
 
     @Override
+    public Cursors.Style cursorStyle() {
+        return Cursors.Style.FIELD;
+    }
+
+    @Override
     public DialectSession newSession(SessionContext session) {
         String conversationId = refuseUpgrade(session) == null ? session.queryParam(CONVERSATION_ID).get() : null;
-        return new VoiceAssistSession(session.connectionId(), conversationId, context.maxContentChars(),
-                System::currentTimeMillis);
+        return new VoiceAssistSession(session.connectionId(), conversationId,
+                Cursors.lastSeq(session).orElse(null), context.maxContentChars(), System::currentTimeMillis);
     }
 }

@@ -19,6 +19,7 @@ import java.util.function.LongSupplier;
 final class VoiceAssistSession implements DialectSession {
     private final String clientId;
     private final String conversationId;
+    private final Long lastSeq;
     private final LongSupplier clock;
     private final VoiceAssistDecoder decoder;
     private final VoiceAssistEncoder encoder = new VoiceAssistEncoder();
@@ -28,6 +29,12 @@ final class VoiceAssistSession implements DialectSession {
      *                       opens; null when the URL named none (then every message names one)
      */
     VoiceAssistSession(String clientId, String conversationId, int maxContentChars, LongSupplier clock) {
+        this(clientId, conversationId, null, maxContentChars, clock);
+    }
+
+    /** @param lastSeq the resume cursor the URL gives ({@code last_seq}), or null */
+    VoiceAssistSession(String clientId, String conversationId, Long lastSeq, int maxContentChars, LongSupplier clock) {
+        this.lastSeq = lastSeq;
         this.clientId = clientId;
         this.conversationId = conversationId;
         this.clock = clock;
@@ -39,10 +46,17 @@ final class VoiceAssistSession implements DialectSession {
         encoder.connected(clientId, clock.getAsLong(), out);
     }
 
-    /** Joins the URL's conversation for its live runs; this dialect shows no approvals to answer. */
+    /**
+     * Joins the URL's conversation: from the cursor when the URL gives {@code last_seq}, else as
+     * a person does (the active run from its start, then live events).
+     */
     @Override
     public List<Command> openingCommands() {
-        return conversationId == null ? List.of() : List.of(Command.Subscribe.live(conversationId));
+        if (conversationId == null) {
+            return List.of();
+        }
+        return List.of(lastSeq == null ? Command.Subscribe.live(conversationId)
+                : new Command.Subscribe(conversationId, lastSeq, false));
     }
 
     @Override

@@ -45,6 +45,11 @@ public interface WireAdapter {
         return null;
     }
 
+    /** Where this dialect's WebSocket frames carry each event's {@code seq}, the resume cursor. */
+    default Cursors.Style cursorStyle() {
+        return Cursors.Style.NONE;
+    }
+
     /** A new session for one connection. */
     DialectSession newSession(SessionContext context);
 

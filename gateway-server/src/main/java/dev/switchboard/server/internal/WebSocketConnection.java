@@ -8,10 +8,12 @@ import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -30,6 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -56,6 +59,8 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private volatile WireAdapter adapter;
     private DialectSession session;
     private NettyFrameWriter writer;
+    /** The seq of the event being encoded, 0 for other frames; event loop only. */
+    private long encodingSeq;
     private volatile boolean closed;
 
     public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
@@ -75,8 +80,12 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        this.writer = new NettyFrameWriter(ctx, new byte[0], new byte[0],
-                frame -> ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise()));
+        this.writer = new NettyFrameWriter(ctx, new byte[0], new byte[0], frame -> {
+            if (encodingSeq > 0 && adapter.cursorStyle() != Cursors.Style.NONE) {
+                addCursor(frame, adapter.cursorStyle(), encodingSeq);
+            }
+            ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise());
+        });
         outbox.bind(ctx);
     }
 
@@ -192,11 +201,29 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     }
 
     private void encode(Envelope e) {
+        encodingSeq = e.seq();
         try {
             session.encode(e, writer);
         } catch (IOException | RuntimeException ex) {
             encoderFailed(ex);
+        } finally {
+            encodingSeq = 0;
         }
+    }
+
+    /**
+     * Adds the event's seq, the client's resume cursor, to a frame that is one JSON object:
+     * the closing brace becomes {@code ,"seq":n}} (or {@code ,"metadata":{"seq":n}}}).
+     */
+    static void addCursor(ByteBuf frame, Cursors.Style style, long seq) {
+        int end = frame.writerIndex() - 1;
+        if (end < 1 || frame.getByte(end) != '}') {
+            return;
+        }
+        boolean empty = frame.getByte(end - 1) == '{';
+        frame.writerIndex(end);
+        String field = style == Cursors.Style.METADATA ? "\"metadata\":{\"seq\":" + seq + "}" : "\"seq\":" + seq;
+        frame.writeCharSequence(empty ? field + "}" : "," + field + "}", StandardCharsets.US_ASCII);
     }
 
     @Override

@@ -1,0 +1,122 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Json;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.http.WebSocketHandshakeException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/** Every WebSocket dialect carries the resume cursor on its frames and resumes from it on reconnect. */
+class ResumeTest {
+    @TempDir
+    static Path dataDir;
+    static TestGateway gateway;
+
+    @BeforeAll
+    static void start() {
+        gateway = TestGateway.start(dataDir);
+    }
+
+    @AfterAll
+    static void stop() {
+        gateway.close();
+    }
+
+    private static long lastSeq(List<JsonNode> frames) {
+        return frames.stream().filter(f -> f.has("seq")).mapToLong(f -> f.path("seq").asLong()).max().orElseThrow();
+    }
+
+    @Test
+    void aHaiClientResumesFromItsCursorWithNothingMissedAndNothingTwice() {
+        String s = UUID.randomUUID().toString();
+        long cursor;
+        try (WsClient c = gateway.connect("/hai/ws")) {
+            List<JsonNode> frames = c.ask(s, "hello").untilCompleted();
+            assertThat(frames).allSatisfy(f -> assertThat(f.has("seq")).as(f.toString()).isTrue());
+            cursor = lastSeq(frames);
+        }
+        // While it is away, the conversation goes on from another connection.
+        try (WsClient other = gateway.connect("/hai/ws")) {
+            other.ask(s, "search the rules").untilCompleted();
+        }
+        try (WsClient back = gateway.connect("/hai/ws?session_id=" + s + "&last_seq=" + cursor)) {
+            List<JsonNode> missed = back.untilCompleted();
+            assertThat(missed.get(0).path("seq").asLong()).isEqualTo(cursor + 1);
+            long previous = cursor;
+            for (JsonNode f : missed) {
+                assertThat(f.path("seq").asLong()).as("in order, no duplicate").isGreaterThanOrEqualTo(previous);
+                previous = f.path("seq").asLong();
+            }
+            assertThat(missed).anyMatch(f -> f.path("type").asText().equals("tool_call"));
+            assertThat(back.drain(Duration.ofMillis(300))).isEmpty();
+            // Then live events, as for any member of the conversation.
+            back.ask(s, "one more");
+            assertThat(back.untilCompleted().get(0).path("seq").asLong()).isGreaterThan(previous);
+        }
+    }
+
+    @Test
+    void joiningMidRunWithoutACursorShowsTheRunFromItsStart() {
+        String s = UUID.randomUUID().toString();
+        try (WsClient starter = gateway.connect("/hai/ws")) {
+            starter.ask(s, "slow please");
+            starter.until(f -> f.path("content").asText().startsWith("chunk 3"));
+            try (WsClient late = gateway.connect("/hai/ws?session_id=" + s)) {
+                List<JsonNode> frames = late.untilCompleted();
+                assertThat(frames.get(0).path("status").asText()).isEqualTo("thinking");
+                StringBuilder text = new StringBuilder();
+                frames.forEach(f -> text.append(f.path("content").asText()));
+                assertThat(text.toString()).startsWith("chunk 1 chunk 2 chunk 3").contains("chunk 50.");
+            }
+        }
+    }
+
+    @Test
+    void voiceAssistAndAguiCarryTheCursorWhereTheirClientsTolerateIt() {
+        String conversation = UUID.randomUUID().toString();
+        long cursor;
+        try (WsClient voice = gateway.connect("/api/realtime/ws?conversationId=" + conversation)) {
+            assertThat(voice.next().has("seq")).as("connected is not an event").isFalse();
+            List<JsonNode> frames = voice.send("{\"type\":\"message\",\"content\":\"hello\"}")
+                    .until(f -> f.path("type").asText().equals("message_complete"));
+            assertThat(frames).allSatisfy(f -> assertThat(f.has("seq")).isTrue());
+            cursor = lastSeq(frames);
+        }
+        try (WsClient agui = gateway.connect("/agui/ws?threadId=" + conversation + "&last_seq=" + cursor)) {
+            var in = Json.object().put("threadId", conversation);
+            in.putArray("messages").addObject().put("id", UUID.randomUUID().toString()).put("role", "user")
+                    .put("content", "and now?");
+            List<JsonNode> events = agui.send(in.toString()).until(e -> e.path("type").asText().equals("RUN_FINISHED"));
+            assertThat(events).allSatisfy(e -> {
+                assertThat(e.has("seq")).isFalse();
+                assertThat(e.path("metadata").path("seq").asLong()).isGreaterThan(cursor);
+            });
+        }
+        try (WsClient voice = gateway.connect("/api/realtime/ws?conversationId=" + conversation + "&last_seq=" + cursor)) {
+            voice.next();
+            List<JsonNode> missed = voice.until(f -> f.path("type").asText().equals("message_complete"));
+            assertThat(missed.get(0).path("type").asText()).isEqualTo("message_start");
+            assertThat(missed.get(missed.size() - 1).path("content").asText()).contains("chilled food");
+        }
+    }
+
+    @Test
+    void aMalformedCursorIsRefusedAtTheUpgrade() {
+        for (String path : List.of("/hai/ws?session_id=s&last_seq=x", "/agui/ws?threadId=t&last_seq=-1",
+                "/api/realtime/ws?conversationId=c&last_seq=1.5")) {
+            Throwable t = catchThrowable(() -> gateway.connect(path).close());
+            assertThat(t).as(path).hasCauseInstanceOf(WebSocketHandshakeException.class);
+            assertThat(((WebSocketHandshakeException) t.getCause()).getResponse().statusCode()).isEqualTo(400);
+        }
+    }
+}
