@@ -13,6 +13,16 @@ import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.ToolSpec;
 import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.core.spi.JsonInput.Refused;
+
+import static dev.switchboard.core.spi.JsonInput.absent;
+import static dev.switchboard.core.spi.JsonInput.invalid;
+import static dev.switchboard.core.spi.JsonInput.missing;
+import static dev.switchboard.core.spi.JsonInput.optionalBoolean;
+import static dev.switchboard.core.spi.JsonInput.optionalId;
+import static dev.switchboard.core.spi.JsonInput.optionalString;
+import static dev.switchboard.core.spi.JsonInput.requiredId;
+import static dev.switchboard.core.spi.JsonInput.requiredString;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -44,14 +54,6 @@ final class AgentScopeDecoder {
     }
 
     /** Bad input found while decoding; caught in {@link #decode} and never thrown out of it. */
-    private static final class Refused extends Exception {
-        final transient Decoded.Failure failure;
-
-        Refused(Decoded.Failure failure) {
-            super(null, null, false, false);
-            this.failure = failure;
-        }
-    }
 
     /**
      * What the exchange needs to know of a decoded request: the conversation, whether the answer
@@ -83,7 +85,7 @@ final class AgentScopeDecoder {
         try {
             return request(root);
         } catch (Refused r) {
-            return refused(r.failure);
+            return refused(r.failure());
         }
     }
 
@@ -93,7 +95,7 @@ final class AgentScopeDecoder {
 
     private Decoding request(JsonNode root) throws Refused {
         boolean stream = optionalBoolean(root, "stream", true);
-        String sessionId = optionalId(root, "session_id");
+        String sessionId = optionalId(root, "session_id", "session_id");
         JsonNode input = root.get("input");
         if (absent(input)) {
             throw missing("input", "a list of messages");
@@ -403,61 +405,12 @@ final class AgentScopeDecoder {
 
     // ---- field helpers --------------------------------------------------------------------
 
-    private static boolean absent(JsonNode node) {
-        return node == null || node.isNull();
-    }
 
-    private static boolean optionalBoolean(JsonNode obj, String name, boolean otherwise) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            return otherwise;
-        }
-        if (!node.isBoolean()) {
-            throw invalid(name, "a boolean");
-        }
-        return node.booleanValue();
-    }
 
-    private static String requiredString(JsonNode obj, String name, String at) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            throw missing(at, "a string");
-        }
-        if (!node.isTextual()) {
-            throw invalid(at, "a string");
-        }
-        return node.textValue();
-    }
 
-    private static String optionalString(JsonNode obj, String name, String at) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            return null;
-        }
-        if (!node.isTextual()) {
-            throw invalid(at, "a string");
-        }
-        return node.textValue();
-    }
 
-    private static String requiredId(JsonNode obj, String name, String at) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            throw missing(at, "a non-empty string");
-        }
-        if (!node.isTextual() || node.textValue().isEmpty()) {
-            throw invalid(at, "a non-empty string");
-        }
-        return node.textValue();
-    }
 
-    private static String optionalId(JsonNode obj, String name) throws Refused {
-        return optionalId(obj, name, name);
-    }
 
-    private static String optionalId(JsonNode obj, String name, String at) throws Refused {
-        return absent(obj.get(name)) ? null : requiredId(obj, name, at);
-    }
 
     private void checkLength(String text, String at) throws Refused {
         if (text.length() > maxContentChars && text.codePointCount(0, text.length()) > maxContentChars) {
@@ -465,13 +418,5 @@ final class AgentScopeDecoder {
         }
     }
 
-    private static Refused missing(String field, String accepts) {
-        return new Refused(new Decoded.Failure(
-                GatewayError.field(ErrorCode.MISSING_FIELD, field, field + " is required: " + accepts)));
-    }
 
-    private static Refused invalid(String field, String accepts) {
-        return new Refused(new Decoded.Failure(
-                GatewayError.field(ErrorCode.INVALID_FIELD, field, field + " must be " + accepts)));
-    }
 }

@@ -12,6 +12,16 @@ import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.ToolSpec;
 import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.core.spi.JsonInput.Refused;
+
+import static dev.switchboard.core.spi.JsonInput.absent;
+import static dev.switchboard.core.spi.JsonInput.invalid;
+import static dev.switchboard.core.spi.JsonInput.missing;
+import static dev.switchboard.core.spi.JsonInput.optionalBoolean;
+import static dev.switchboard.core.spi.JsonInput.optionalId;
+import static dev.switchboard.core.spi.JsonInput.optionalString;
+import static dev.switchboard.core.spi.JsonInput.requiredId;
+import static dev.switchboard.core.spi.JsonInput.requiredString;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -51,14 +61,6 @@ final class AguiDecoder {
     }
 
     /** Bad input found while decoding; caught in {@link #decodeFrame} and never thrown out of it. */
-    private static final class Refused extends Exception {
-        final transient Decoded.Failure failure;
-
-        Refused(Decoded.Failure failure) {
-            super(null, null, false, false);
-            this.failure = failure;
-        }
-    }
 
     /** Parses one frame as a single JSON document; never null. */
     static JsonNode parse(String text) throws JsonProcessingException {
@@ -112,7 +114,7 @@ final class AguiDecoder {
             }
             return runInput(root);
         } catch (Refused r) {
-            return refused(r.failure);
+            return refused(r.failure());
         }
     }
 
@@ -414,51 +416,15 @@ final class AguiDecoder {
 
     // ---- field helpers --------------------------------------------------------------------
 
-    private static boolean absent(JsonNode node) {
-        return node == null || node.isNull();
-    }
 
     /** The node, or null when it is absent or JSON null. */
     private static JsonNode present(JsonNode node) {
         return absent(node) ? null : node;
     }
 
-    private static String requiredString(JsonNode obj, String name, String at) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            throw missing(at, "a string");
-        }
-        if (!node.isTextual()) {
-            throw invalid(at, "a string");
-        }
-        return node.textValue();
-    }
 
-    private static String optionalString(JsonNode obj, String name, String at) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            return null;
-        }
-        if (!node.isTextual()) {
-            throw invalid(at, "a string");
-        }
-        return node.textValue();
-    }
 
-    private static String requiredId(JsonNode obj, String name, String at) throws Refused {
-        JsonNode node = obj.get(name);
-        if (absent(node)) {
-            throw missing(at, "a non-empty string");
-        }
-        if (!node.isTextual() || node.textValue().isEmpty()) {
-            throw invalid(at, "a non-empty string");
-        }
-        return node.textValue();
-    }
 
-    private static String optionalId(JsonNode obj, String name, String at) throws Refused {
-        return absent(obj.get(name)) ? null : requiredId(obj, name, at);
-    }
 
     private String checkLength(String text, String at) throws Refused {
         if (text.length() > maxContentChars && text.codePointCount(0, text.length()) > maxContentChars) {
@@ -467,15 +433,7 @@ final class AguiDecoder {
         return text;
     }
 
-    private static Refused missing(String field, String accepts) {
-        return new Refused(new Decoded.Failure(
-                GatewayError.field(ErrorCode.MISSING_FIELD, field, field + " is required: " + accepts)));
-    }
 
-    private static Refused invalid(String field, String accepts) {
-        return new Refused(new Decoded.Failure(
-                GatewayError.field(ErrorCode.INVALID_FIELD, field, field + " must be " + accepts)));
-    }
 
     /** A peer's value shown back in an error: strings unquoted and cut short, anything else as JSON. */
     private static String echo(JsonNode node) {
