@@ -134,14 +134,16 @@ public final class BenchSuite {
         List<Density.Result> densities = null;
         if (!skip.contains("density")) {
             densities = new ArrayList<>();
-            Density d = new Density(java);
+            Density d = new Density(java, smoke ? 200 : 2000);
             log("density: " + idle + " idle connections to a fresh gateway");
             try (ServerProcess gateway = EndToEnd.startGateway(java, gatewayJar, serverJvmArgs, workDir, "density-gateway")) {
                 densities.add(rename(d.measure(gateway, Dialect.HAI_WS, idle, clientThreads), EndToEnd.GATEWAY));
             }
-            log("density: " + idle + " idle connections to a fresh floor");
-            try (ServerProcess floor = EndToEnd.startFloor(java, benchJar, serverJvmArgs, workDir)) {
-                densities.add(rename(d.measure(floor, Dialect.AGUI_WS, idle, clientThreads), EndToEnd.FLOOR));
+            if (!smoke) {
+                log("density: " + idle + " idle connections to a fresh floor");
+                try (ServerProcess floor = EndToEnd.startFloor(java, benchJar, serverJvmArgs, workDir)) {
+                    densities.add(rename(d.measure(floor, Dialect.AGUI_WS, idle, clientThreads), EndToEnd.FLOOR));
+                }
             }
             for (Density.Result r : densities) {
                 log(String.format("density %-8s %,d connections: heap %.1f KiB, RSS %.1f KiB per connection", r.server(),

@@ -31,20 +31,23 @@ public final class Density {
     }
 
     private final String jcmd;
+    private final long settleMillis;
 
-    public Density(String javaCommand) {
+    /** {@code settleMillis}: how long the server is left alone before each reading. */
+    public Density(String javaCommand, long settleMillis) {
         this.jcmd = Path.of(javaCommand).resolveSibling("jcmd").toString();
+        this.settleMillis = settleMillis;
     }
 
     public Result measure(ServerProcess server, Dialect dialect, int connections, int clientThreads) throws Exception {
-        ServerProcess.sleep(1000);
+        ServerProcess.sleep(settleMillis);
         long heapBefore = liveHeap(server.pid());
         long rssBefore = ProcessProbe.rssBytes(server.pid());
         try (LoadClient client = new LoadClient(clientThreads)) {
             long start = System.nanoTime();
             List<Channel> open = client.openIdle(server.port, dialect, connections);
             double openSeconds = (System.nanoTime() - start) / 1e9;
-            ServerProcess.sleep(2000);
+            ServerProcess.sleep(settleMillis);
             long heapAfter = liveHeap(server.pid());
             long rssAfter = ProcessProbe.rssBytes(server.pid());
             long stillOpen = open.stream().filter(Channel::isActive).count();
