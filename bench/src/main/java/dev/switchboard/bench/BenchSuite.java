@@ -24,7 +24,7 @@ public final class BenchSuite {
               --skip PHASES           comma-separated: codec, e2e, density
               --clients LIST          client counts of the throughput curve (default 1,10,100,1000)
               --chunks N              chunks per benchmark run (default 100)
-              --frames N              frames per throughput point (default 300000)
+              --frames N              frames per throughput point (default 200000)
               --rounds N              rounds of the throughput curve, alternating order (default 2)
               --density N             idle connections for the density phase (default 10000)
               --client-threads N      event-loop threads of the load generator (default 1)

@@ -50,7 +50,8 @@ public final class CodecBench {
     public record Score(double ns, double error, double allocBytes) {
     }
 
-    public record TextDeltaRow(Dialect dialect, Score encoder, Score naive, long wireBytes) {
+    /** {@code oneGenerator}: the what-if of {@link OneGeneratorFrameWriter}. */
+    public record TextDeltaRow(Dialect dialect, Score encoder, Score oneGenerator, Score naive, long wireBytes) {
         public double speedup() {
             return naive.ns() / encoder.ns();
         }
@@ -78,11 +79,12 @@ public final class CodecBench {
     public Results run() throws RunnerException {
         String[] dialects = Arrays.stream(Dialect.values()).map(d -> d.id).toArray(String[]::new);
 
-        BenchSuite.log("JMH: text delta, encoder and naive baseline, 5 dialects");
+        BenchSuite.log("JMH: text delta, encoder, one-generator what-if and naive baseline, 5 dialects");
         Collection<RunResult> hot = jmh(TextDeltaBenchmark.class, "textdelta", true, "dialect", dialects);
         List<TextDeltaRow> textDelta = new ArrayList<>();
         for (Dialect d : Dialect.values()) {
-            textDelta.add(new TextDeltaRow(d, score(hot, "encode", "dialect", d.id), score(hot, "naive", "dialect", d.id),
+            textDelta.add(new TextDeltaRow(d, score(hot, "encode", "dialect", d.id),
+                    score(hot, "encodeOneGenerator", "dialect", d.id), score(hot, "naive", "dialect", d.id),
                     wire(d, Event.Kind.TEXT_DELTA)[1]));
         }
 

@@ -4,6 +4,7 @@ import dev.switchboard.bench.BufferFrameWriter;
 import dev.switchboard.bench.Dialect;
 import dev.switchboard.bench.EventSamples;
 import dev.switchboard.bench.NaiveEncoding;
+import dev.switchboard.bench.OneGeneratorFrameWriter;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.spi.DialectSession;
@@ -43,18 +44,29 @@ public class TextDeltaBenchmark {
     private WireAdapter adapter;
     private BufferFrameWriter out;
     private DialectSession session;
+    private OneGeneratorFrameWriter oneOut;
+    private DialectSession oneSession;
+    private int oneSinceReset;
     private Envelope delta;
     private int sinceReset;
     private long counter;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp() throws IOException {
         d = Dialect.of(dialect);
         adapter = d.adapter();
         out = BufferFrameWriter.counting(d);
+        oneOut = new OneGeneratorFrameWriter(d);
         delta = EventSamples.envelope(EventSamples.sample(Event.Kind.TEXT_DELTA),
                 EventSamples.before(Event.Kind.TEXT_DELTA, d).size() + 1);
         reset();
+        resetOne();
+    }
+
+    private void resetOne() {
+        oneSession = d.newSession(adapter, EventSamples.CONVERSATION);
+        EventSamples.prepare(oneSession, d, Event.Kind.TEXT_DELTA, oneOut);
+        oneSinceReset = 0;
     }
 
     private void reset() {
@@ -72,6 +84,16 @@ public class TextDeltaBenchmark {
         return out.bytes();
     }
 
+    /** What-if: the same session writing through one generator kept for every frame. */
+    @Benchmark
+    public long encodeOneGenerator() throws IOException {
+        if (++oneSinceReset == RESET_EVERY) {
+            resetOne();
+        }
+        oneSession.encode(delta, oneOut);
+        return oneOut.bytes();
+    }
+
     @Benchmark
     public byte[] naive() throws IOException {
         return NaiveEncoding.textDelta(d, EventSamples.CONVERSATION, EventSamples.MESSAGE, EventSamples.DELTA,
@@ -79,7 +101,8 @@ public class TextDeltaBenchmark {
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void tearDown() throws IOException {
         out.close();
+        oneOut.close();
     }
 }
