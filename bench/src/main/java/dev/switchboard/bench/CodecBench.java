@@ -38,7 +38,7 @@ public final class CodecBench {
     public record Settings(int forks, int hotWarmups, int hotIterations, int hotMillis, int coldWarmups,
                            int coldIterations, int coldMillis, int allocationRounds) {
         public static Settings full() {
-            return new Settings(1, 2, 3, 1000, 1, 2, 250, 20_000);
+            return new Settings(1, 2, 3, 1000, 1, 2, 200, 10_000);
         }
 
         public static Settings smoke() {

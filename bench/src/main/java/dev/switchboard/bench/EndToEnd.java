@@ -95,9 +95,9 @@ public final class EndToEnd {
         };
     }
 
-    /** Back-to-back runs enough for about {@code frames} frames in all, at least 2 and at most 500 a client. */
+    /** Back-to-back runs enough for about {@code frames} frames in all, at least 2 and at most 200 a client. */
     LoadPlan closedPlan(Dialect d, int clients, long frames) {
-        long runs = Math.max(2, Math.min(500, -Math.floorDiv(-frames, (long) clients * framesPerRun(d, settings.chunks()))));
+        long runs = Math.max(2, Math.min(200, -Math.floorDiv(-frames, (long) clients * framesPerRun(d, settings.chunks()))));
         return new LoadPlan(d, clients, (int) runs, settings.chunks(), Duration.ZERO, settings.limit());
     }
 
