@@ -120,9 +120,10 @@ public final class BenchSuite {
         if (!skip.contains("codec")) {
             codec = new CodecBench(smoke ? CodecBench.Settings.smoke() : CodecBench.Settings.full(), workDir).run();
             for (CodecBench.TextDeltaRow t : codec.textDelta()) {
-                log(String.format("TextDelta %-15s encoder %6.0f ns %5.0f B   naive %6.0f ns %5.0f B   %.1fx",
-                        t.dialect().id, t.encoder().ns(), t.encoder().allocBytes(), t.naive().ns(),
-                        t.naive().allocBytes(), t.speedup()));
+                log(String.format("TextDelta %-15s encoder %5.0f ns CPU (%5.0f JMH) %4.0f B   naive %5.0f ns CPU "
+                                + "(%5.0f JMH) %4.0f B   %.1fx   one generator %5.0f ns CPU", t.dialect().id,
+                        t.encoder().cpuNs(), t.encoder().ns(), t.encoder().allocBytes(), t.naive().cpuNs(),
+                        t.naive().ns(), t.naive().allocBytes(), t.speedup(), t.oneGenerator().cpuNs()));
             }
         }
 

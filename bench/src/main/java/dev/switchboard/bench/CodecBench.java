@@ -5,6 +5,7 @@ import dev.switchboard.bench.jmh.EventBenchmark;
 import dev.switchboard.bench.jmh.TextDeltaBenchmark;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.WireAdapter;
 import org.openjdk.jmh.profile.GCProfiler;
@@ -33,27 +34,41 @@ public final class CodecBench {
 
     /**
      * How long JMH measures: iterations and their length, for the hot path and for the rest, and
-     * forks (0 runs in this JVM: only for the smoke run, whose figures mean nothing).
+     * forks (0 runs in this JVM: only for the smoke run, whose figures mean nothing); and how many
+     * calls the CPU-time measurement warms up with and measures, in batches.
      */
     public record Settings(int forks, int hotWarmups, int hotIterations, int hotMillis, int coldWarmups,
-                           int coldIterations, int coldMillis, int allocationRounds) {
+                           int coldIterations, int coldMillis, int allocationRounds, int cpuWarmupCalls,
+                           int cpuBatches, int cpuBatchCalls) {
         public static Settings full() {
-            return new Settings(1, 2, 3, 1000, 1, 2, 200, 10_000);
+            return new Settings(1, 2, 3, 1000, 1, 2, 200, 10_000, 300_000, 5, 200_000);
         }
 
         public static Settings smoke() {
-            return new Settings(0, 1, 1, 200, 0, 1, 50, 200);
+            return new Settings(0, 1, 1, 200, 0, 1, 50, 200, 2_000, 3, 2_000);
+        }
+
+        double cpu(java.util.function.LongSupplier op, int scale) {
+            return CpuTimer.nanosPerCall(op, cpuWarmupCalls / scale, cpuBatches, cpuBatchCalls / scale);
         }
     }
 
-    /** A JMH score: mean ns/op, its 99.9% error, and bytes allocated per op. */
-    public record Score(double ns, double error, double allocBytes) {
+    /**
+     * A JMH score: mean ns/op, its 99.9% error, the median (of the samples in sample mode, else of
+     * the iterations), and bytes allocated per op; {@code cpuNs} is the CPU time per op of
+     * {@link CpuTimer}, NaN where it was not taken.
+     */
+    public record Score(double ns, double error, double median, double allocBytes, double cpuNs) {
+        Score withCpu(double cpu) {
+            return new Score(ns, error, median, allocBytes, cpu);
+        }
     }
 
     /** {@code oneGenerator}: the what-if of {@link OneGeneratorFrameWriter}. */
     public record TextDeltaRow(Dialect dialect, Score encoder, Score oneGenerator, Score naive, long wireBytes) {
+        /** Naive ÷ encoder, in CPU time per op. */
         public double speedup() {
-            return naive.ns() / encoder.ns();
+            return naive.cpuNs() / encoder.cpuNs();
         }
     }
 
@@ -81,19 +96,30 @@ public final class CodecBench {
 
         BenchSuite.log("JMH: text delta, encoder, one-generator what-if and naive baseline, 5 dialects");
         Collection<RunResult> hot = jmh(TextDeltaBenchmark.class, "textdelta", true, "dialect", dialects);
+        BenchSuite.log("CPU time per op: text delta");
         List<TextDeltaRow> textDelta = new ArrayList<>();
         for (Dialect d : Dialect.values()) {
-            textDelta.add(new TextDeltaRow(d, score(hot, "encode", "dialect", d.id),
-                    score(hot, "encodeOneGenerator", "dialect", d.id), score(hot, "naive", "dialect", d.id),
-                    wire(d, Event.Kind.TEXT_DELTA)[1]));
+            try (TextDeltaCase c = new TextDeltaCase(d)) {
+                double encode = settings.cpu(() -> io(c::encode), 1);
+                double one = settings.cpu(() -> io(c::encodeOneGenerator), 1);
+                double naive = settings.cpu(() -> io(() -> c.naive().length), 1);
+                textDelta.add(new TextDeltaRow(d, score(hot, "encode", "dialect", d.id).withCpu(encode),
+                        score(hot, "encodeOneGenerator", "dialect", d.id).withCpu(one),
+                        score(hot, "naive", "dialect", d.id).withCpu(naive), wire(d, Event.Kind.TEXT_DELTA)[1]));
+            }
         }
 
         BenchSuite.log("JMH: decode, every inbound message of every dialect");
         String[] messages = InboundSamples.keys();
         Collection<RunResult> dec = jmh(DecodeBenchmark.class, "decode", false, "message", messages);
+        BenchSuite.log("CPU time per op: decode");
         List<DecodeRow> decode = new ArrayList<>();
         for (String msg : messages) {
-            decode.add(new DecodeRow(msg, score(dec, "decode", "message", msg)));
+            Dialect d = InboundSamples.dialect(msg);
+            DialectSession session = d.newSession(d.adapter(), EventSamples.CONVERSATION);
+            String text = InboundSamples.text(msg);
+            double cpu = settings.cpu(() -> session.decode(text) instanceof Decoded.Commands c ? c.commands().size() : -1, 4);
+            decode.add(new DecodeRow(msg, score(dec, "decode", "message", msg).withCpu(cpu)));
         }
 
         List<String> targets = new ArrayList<>();
@@ -150,10 +176,24 @@ public final class CodecBench {
             if (r.getParams().getBenchmark().endsWith("." + method) && value.equals(r.getParams().getParam(param))) {
                 Result<?> primary = r.getPrimaryResult();
                 Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
-                return new Score(primary.getScore(), primary.getScoreError(), alloc == null ? Double.NaN : alloc.getScore());
+                return new Score(primary.getScore(), primary.getScoreError(), primary.getStatistics().getPercentile(50),
+                        alloc == null ? Double.NaN : alloc.getScore(), Double.NaN);
             }
         }
         throw new IllegalStateException("no JMH result for " + method + " " + param + "=" + value);
+    }
+
+    /** An I/O call as a number, for {@link CpuTimer}. */
+    private interface IoCall {
+        long call() throws IOException;
+    }
+
+    private static long io(IoCall call) {
+        try {
+            return call.call();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Frames and bytes the dialect writes for one event of this kind, in a session prepared for it. */

@@ -26,10 +26,12 @@ import java.util.concurrent.TimeUnit;
  * a run sends before that event ({@link EventSamples#before}). Most of these events come once per
  * run or step, and several change the session's state for good (an exchange is done after its
  * run's end), so each invocation gets its fresh session outside the timed part (JMH
- * {@code Level.Invocation}); the timer's own cost per invocation is in the figure.
+ * {@code Level.Invocation}). As each invocation is timed anyway, JMH samples them all
+ * ({@code Mode.SampleTime}) and the report gives the median, which an invocation preempted by
+ * other work on the machine does not move; the timer's own cost per invocation is in the figure.
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
+@BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class EventBenchmark {
     /** {@code dialect/KIND}, for example {@code agui-ws/RUN_STARTED}. */
