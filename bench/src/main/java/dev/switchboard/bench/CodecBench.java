@@ -41,7 +41,7 @@ public final class CodecBench {
                            int coldIterations, int coldMillis, int allocationRounds, int cpuWarmupCalls,
                            int cpuBatches, int cpuBatchCalls) {
         public static Settings full() {
-            return new Settings(1, 2, 3, 1000, 1, 2, 200, 10_000, 300_000, 5, 200_000);
+            return new Settings(1, 2, 3, 1000, 1, 2, 150, 5_000, 300_000, 5, 200_000);
         }
 
         public static Settings smoke() {
@@ -95,7 +95,8 @@ public final class CodecBench {
         String[] dialects = Arrays.stream(Dialect.values()).map(d -> d.id).toArray(String[]::new);
 
         BenchSuite.log("JMH: text delta, encoder, one-generator what-if and naive baseline, 5 dialects");
-        Collection<RunResult> hot = jmh(TextDeltaBenchmark.class, "textdelta", true, "dialect", dialects);
+        Collection<RunResult> hot = jmh(TextDeltaBenchmark.class, "textdelta", settings.hotWarmups(), settings.hotIterations(),
+                settings.hotMillis(), "dialect", dialects);
         BenchSuite.log("CPU time per op: text delta");
         List<TextDeltaRow> textDelta = new ArrayList<>();
         for (Dialect d : Dialect.values()) {
@@ -111,7 +112,8 @@ public final class CodecBench {
 
         BenchSuite.log("JMH: decode, every inbound message of every dialect");
         String[] messages = InboundSamples.keys();
-        Collection<RunResult> dec = jmh(DecodeBenchmark.class, "decode", false, "message", messages);
+        Collection<RunResult> dec = jmh(DecodeBenchmark.class, "decode", settings.hotWarmups(),
+                settings.hotIterations(), settings.hotMillis() / 2, "message", messages);
         BenchSuite.log("CPU time per op: decode");
         List<DecodeRow> decode = new ArrayList<>();
         for (String msg : messages) {
@@ -134,7 +136,8 @@ public final class CodecBench {
             }
         }
         BenchSuite.log("JMH: every event kind in every dialect that writes something for it (" + targets.size() + ")");
-        Collection<RunResult> cold = jmh(EventBenchmark.class, "events", false, "target", targets.toArray(String[]::new));
+        Collection<RunResult> cold = jmh(EventBenchmark.class, "events", settings.coldWarmups(),
+                settings.coldIterations(), settings.coldMillis(), "target", targets.toArray(String[]::new));
         List<EventRow> events = new ArrayList<>();
         for (Event.Kind kind : Event.Kind.values()) {
             for (Dialect d : Dialect.values()) {
@@ -147,8 +150,8 @@ public final class CodecBench {
         return new Results(textDelta, events, decode);
     }
 
-    private Collection<RunResult> jmh(Class<?> benchmark, String name, boolean hot, String param, String... values)
-            throws RunnerException {
+    private Collection<RunResult> jmh(Class<?> benchmark, String name, int warmups, int iterations, int millis,
+                                      String param, String... values) throws RunnerException {
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include(benchmark.getName() + "\\.")
                 .param(param, values)
@@ -158,16 +161,11 @@ public final class CodecBench {
                 .addProfiler(GCProfiler.class)
                 .resultFormat(ResultFormatType.JSON)
                 .result(workDir.resolve("jmh-" + name + ".json").toString())
-                .output(workDir.resolve("jmh-" + name + ".log").toString());
-        if (hot) {
-            o.warmupIterations(settings.hotWarmups()).warmupTime(TimeValue.milliseconds(settings.hotMillis()))
-                    .measurementIterations(settings.hotIterations())
-                    .measurementTime(TimeValue.milliseconds(settings.hotMillis()));
-        } else {
-            o.warmupIterations(settings.coldWarmups()).warmupTime(TimeValue.milliseconds(settings.coldMillis()))
-                    .measurementIterations(settings.coldIterations())
-                    .measurementTime(TimeValue.milliseconds(settings.coldMillis()));
-        }
+                .output(workDir.resolve("jmh-" + name + ".log").toString())
+                .warmupIterations(warmups)
+                .warmupTime(TimeValue.milliseconds(millis))
+                .measurementIterations(iterations)
+                .measurementTime(TimeValue.milliseconds(millis));
         return new Runner(o.build()).run();
     }
 

@@ -74,6 +74,15 @@ public final class Report {
                     m.cores(), 100 * e.otherCpuSeconds() / (e.wallSeconds() * m.cores())));
         }
         line();
+        double otherShare = in.e2e() == null ? 0 : in.e2e().otherCpuSeconds() / (in.e2e().wallSeconds() * m.cores());
+        if (otherShare > 0.10 || parse(m.loadStart()) > m.cores() || parse(m.loadEnd()) > m.cores()) {
+            line("**The machine was busy while these figures were taken** (other processes' CPU and the load average "
+                    + "above): every figure is noisy, wall-clock ones most (JMH's errors show it). Ratios taken side by "
+                    + "side suffer less, but a server that needs more threads at once (the gateway) loses more to a "
+                    + "busy machine than one that needs fewer. Re-run `./bench/run.sh` on a quiet machine for firmer "
+                    + "figures.");
+            line();
+        }
         targets(in);
         if (in.notes() != null && !in.notes().isBlank()) {
             line(in.notes().strip());
@@ -173,8 +182,10 @@ public final class Report {
         line("Median ns to encode one event in a fresh session that has seen what a run sends before it; in brackets "
                 + "the frames written. Each invocation is timed on its own (JMH `Level.Invocation` and `SampleTime`, "
                 + "because many of these events change the session for good), so every figure includes the timer's "
-                + "cost, some 20–40 ns, and the median keeps invocations preempted by other work out. — means the "
-                + "dialect writes nothing for that event.");
+                + "cost, some 20–40 ns, and the median keeps invocations preempted by other work out. Each also "
+                + "follows the making of a fresh session, so it runs with colder caches than a stream's steady "
+                + "state (compare `TEXT_DELTA` here with the hot-path table). — means the dialect writes nothing for "
+                + "that event.");
         line();
         eventMatrix(c.events(), r -> r.score() == null ? "—"
                 : String.format(Locale.ROOT, "%.0f (%d)", r.score().median(), r.frames()));
@@ -187,7 +198,8 @@ public final class Report {
         line();
         line("### Decode");
         line();
-        line("CPU and JMH time as for the text delta (CPU: batches of 50,000 calls).");
+        line("One session decoding the same message over and over; CPU and JMH time as for the text delta (CPU: "
+                + "batches of 50,000 calls; JMH: iterations of 500 ms).");
         line();
         line("| message | CPU ns/op | JMH ns/op | B/op |");
         line("|---|---:|---:|---:|");
@@ -228,6 +240,10 @@ public final class Report {
         line();
         Path rel = out.toAbsolutePath().getParent().relativize(chart.toAbsolutePath());
         line("![events/s against concurrent clients](" + rel.toString().replace('\\', '/') + ")");
+        line();
+        line("The latencies in this table are of saturated servers in a closed loop, where each server's queue "
+                + "sits in a different place (the floor writes a whole run at once and its frames wait in socket "
+                + "buffers; the peer stamps an event only when it sends it): for latency, read the next table.");
         line();
         line("| clients | gateway events/s | floor events/s | peer events/s | gateway ÷ floor | gateway ÷ peer "
                 + "| gateway p99 | floor p99 | peer p99 | gateway CPU s | floor CPU s | peer CPU s "
@@ -338,8 +354,10 @@ public final class Report {
                 + "parsing JSON, and records latency in an HdrHistogram. Events/s is the frames received over the time "
                 + "from the first request to the last run's end. Clients and servers share the machine's two cores, "
                 + "so the client's own CPU time is shown too.");
-        line("- **Codec.** JMH 1.37, one fork per benchmark, `-Xms1g -Xmx1g`; hot path "
-                + "iterations longer than the others'. The figures are those of this machine only.");
+        line("- **Codec.** JMH 1.37, one fork per benchmark, `-Xms1g -Xmx1g`, `-prof gc`: text delta 2 warm-up and "
+                + "3 measured iterations of 1 s, decode the same of 500 ms, every event 1 and 2 of 150 ms; CPU time "
+                + "per op from `ThreadMXBean` in the suite's JVM. JMH's raw output is in "
+                + "`bench/target/bench-work/jmh-*.json` after a run.");
         line("- **Bounds.** Every load measurement stops at its time limit whatever is left; all traffic is on "
                 + "127.0.0.1.");
         line();
@@ -371,6 +389,14 @@ public final class Report {
 
     private static LoadResult find(List<LoadResult> results, String server) {
         return results.stream().filter(r -> r.server().equals(server)).findFirst().orElse(null);
+    }
+
+    private static double parse(String number) {
+        try {
+            return Double.parseDouble(number);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private static String ns(CodecBench.Score s) {
