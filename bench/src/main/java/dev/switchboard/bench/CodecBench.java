@@ -45,7 +45,7 @@ public final class CodecBench {
         }
 
         public static Settings smoke() {
-            return new Settings(0, 1, 1, 200, 0, 1, 50, 200, 2_000, 3, 2_000);
+            return new Settings(0, 1, 1, 200, 0, 1, 20, 200, 2_000, 3, 2_000);
         }
 
         double cpu(java.util.function.LongSupplier op, int scale) {

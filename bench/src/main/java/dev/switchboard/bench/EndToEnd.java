@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * The end-to-end measurements: the gateway, the floor and the Node peer started side by side as
@@ -27,7 +28,7 @@ public final class EndToEnd {
         }
 
         public static Settings smoke() {
-            return new Settings(new int[] {1, 20}, 20, 5_000, 1, Duration.ofSeconds(20), Duration.ofSeconds(2), 1,
+            return new Settings(new int[] {1, 20}, 20, 5_000, 1, Duration.ofSeconds(20), Duration.ofSeconds(1), 1,
                     List.of());
         }
 
@@ -119,7 +120,8 @@ public final class EndToEnd {
             // The gateway's JIT needs a while: warm every server at 100 clients and at the most.
             for (ServerProcess s : servers) {
                 BenchSuite.log("warming up " + s.name);
-                for (int clients : new int[] {Math.min(100, settings.maxClients()), settings.maxClients()}) {
+                for (int clients : IntStream.of(Math.min(100, settings.maxClients()), settings.maxClients())
+                        .distinct().toArray()) {
                     measure(client, s, closedPlan(Dialect.AGUI_WS, clients, settings.framesPerPoint()), otherCpu);
                 }
             }
