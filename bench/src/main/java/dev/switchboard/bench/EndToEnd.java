@@ -67,7 +67,7 @@ public final class EndToEnd {
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-jar", jar.toString(), "--port", Integer.toString(port), "--data-dir", data.toString(),
                 "--demo-delay-ms", "0", "--idle-timeout-seconds", "600"));
-        return ServerProcess.start(name, port, cmd, workDir.resolve(name + ".log"));
+        return ServerProcess.start(name, port, cmd, workDir.resolve(name + ".log"), data);
     }
 
     static ServerProcess startFloor(String java, Path benchJar, List<String> jvmArgs, Path workDir) throws Exception {

@@ -31,6 +31,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.CharsetUtil;
+import io.netty.util.ReferenceCountUtil;
 import org.HdrHistogram.Histogram;
 
 import java.net.URI;
@@ -358,7 +359,7 @@ public final class LoadClient implements AutoCloseable {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (!(msg instanceof TextWebSocketFrame frame)) {
-                io.netty.util.ReferenceCountUtil.release(msg);
+                ReferenceCountUtil.release(msg);
                 return;
             }
             try {
@@ -438,7 +439,7 @@ public final class LoadClient implements AutoCloseable {
                     }
                 }
             } finally {
-                io.netty.util.ReferenceCountUtil.release(msg);
+                ReferenceCountUtil.release(msg);
             }
         }
 

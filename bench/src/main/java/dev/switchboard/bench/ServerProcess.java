@@ -4,9 +4,12 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * A server under test run as a child process (the gateway's jar, the floor, the Node peer), so
@@ -17,20 +20,28 @@ public final class ServerProcess implements AutoCloseable {
     public final String name;
     public final int port;
     private final Process process;
+    private final Path scratch;
 
-    private ServerProcess(String name, int port, Process process) {
+    private ServerProcess(String name, int port, Process process, Path scratch) {
         this.name = name;
         this.port = port;
         this.process = process;
+        this.scratch = scratch;
     }
 
     /** Starts {@code command} (which must listen on {@code port}) and waits until it accepts connections. */
     public static ServerProcess start(String name, int port, List<String> command, Path log) throws IOException {
+        return start(name, port, command, log, null);
+    }
+
+    /** As {@link #start(String, int, List, Path)}; {@code scratch} (may be null) is deleted when it stops. */
+    public static ServerProcess start(String name, int port, List<String> command, Path log, Path scratch)
+            throws IOException {
         Process p = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
-        ServerProcess server = new ServerProcess(name, port, p);
+        ServerProcess server = new ServerProcess(name, port, p, scratch);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
@@ -73,6 +84,13 @@ public final class ServerProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
+        }
+        if (scratch != null) {
+            try (Stream<Path> files = Files.walk(scratch)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            } catch (IOException e) {
+                System.err.println("bench: could not delete " + scratch + ": " + e.getMessage());
+            }
         }
     }
 
