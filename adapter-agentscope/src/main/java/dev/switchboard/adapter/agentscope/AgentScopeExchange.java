@@ -137,7 +137,9 @@ final class AgentScopeExchange implements HttpExchange {
                 Event.TextDelta delta = (Event.TextDelta) event;
                 OpenMessage message = openMessage(delta.messageId(), "assistant", out);
                 message.text.append(delta.delta());
-                emit(out, AgentScopeEvents.text(message.id, 0, true, AgentScopeEvents.IN_PROGRESS, delta.delta()));
+                if (streaming) {
+                    AgentScopeEvents.writeTextDelta(out, nextSequence++, message.id, delta.delta());
+                }
             }
             case MESSAGE_COMPLETED -> {
                 Event.MessageCompleted completed = (Event.MessageCompleted) event;

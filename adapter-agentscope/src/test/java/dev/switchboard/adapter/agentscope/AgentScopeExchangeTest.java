@@ -1,10 +1,12 @@
 package dev.switchboard.adapter.agentscope;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Citation;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Json;
 import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
 import org.junit.jupiter.api.BeforeEach;
@@ -88,6 +90,19 @@ class AgentScopeExchangeTest {
         assertThat(encode(new Event.TextDelta("m1", "Hel"))).containsExactly(json("""
                 {"sequence_number":3,"object":"content","status":"in_progress","error":null,"type":"text","index":0,
                  "delta":true,"msg_id":"m1","text":"Hel"}"""));
+    }
+
+    @Test
+    void aTextDeltaIsWrittenKeyForKeyAsTheTextContentModel() throws Exception {
+        afterStart(new Event.MessageStarted("m1", Role.ASSISTANT));
+        encode(new Event.TextDelta("m1", "Keep it at 8 °C, \"chilled\"\n"));
+
+        String[] frames = http.sse().split("\n\n");
+        String last = frames[frames.length - 1].substring("data: ".length());
+        ObjectNode model = AgentScopeEvents.text("m1", 0, true, AgentScopeEvents.IN_PROGRESS,
+                "Keep it at 8 °C, \"chilled\"\n");
+        model.put(AgentScopeEvents.SEQUENCE_NUMBER, 3);
+        assertThat(last).isEqualTo(Json.MAPPER.writeValueAsString(model));
     }
 
     @Test

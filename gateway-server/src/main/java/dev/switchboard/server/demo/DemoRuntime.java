@@ -22,18 +22,22 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The embedded demo agent: deterministic, offline, and able to show every flow of every
  * dialect. What it does depends on the newest user message (case-insensitive):
- * {@code history} (equal), {@code crash}, {@code broken tool}, {@code report},
- * {@code search}, {@code slow} (contained, checked in that order), else a plain answer.
+ * {@code benchmark <n>} and {@code history} (the whole message), {@code crash},
+ * {@code broken tool}, {@code report}, {@code search}, {@code slow} (contained, checked in that
+ * order), else a plain answer.
  */
 public final class DemoRuntime implements AgentRuntime {
     private static final Logger log = LoggerFactory.getLogger(DemoRuntime.class);
@@ -46,6 +50,13 @@ public final class DemoRuntime implements AgentRuntime {
             "https://www.food.gov.uk/business-guidance/safer-food-better-business", null);
 
     private static final String REPORT_TOOL = "generate_inspection_report";
+
+    /** {@code benchmark <n>}: the load generator's workload, one message of n chunks. */
+    private static final Pattern BENCHMARK = Pattern.compile("benchmark\\s+(\\d+)");
+    /** The most chunks one {@code benchmark} run streams. */
+    static final int MAX_BENCHMARK_CHUNKS = 100_000;
+    /** The text of every chunk of a {@code benchmark} run. */
+    static final String BENCHMARK_CHUNK = "token ";
 
     private final long chunkDelayMs;
     private final ScheduledExecutorService scheduler;
@@ -101,7 +112,11 @@ public final class DemoRuntime implements AgentRuntime {
     /** Fills the run's steps for this message; runs on the scheduler. */
     private void script(DemoRun run, String message) {
         String m = message.toLowerCase(Locale.ROOT).strip();
-        if (m.equals("history")) {
+        Matcher benchmark = BENCHMARK.matcher(m);
+        if (benchmark.matches()) {
+            String digits = benchmark.group(1);
+            benchmark(run, digits.length() > 9 ? -1 : Integer.parseInt(digits));
+        } else if (m.equals("history")) {
             long earlier = run.ctx.history().stream().filter(x -> x.role() == Role.USER).count();
             run.step("thinking");
             run.say(chunks("This conversation has " + earlier + " earlier messages from you. ",
@@ -161,6 +176,19 @@ public final class DemoRuntime implements AgentRuntime {
                     List.of(REGULATION));
             run.finish();
         }
+    }
+
+    /**
+     * One assistant message of {@code n} identical chunks and nothing else (no step, no
+     * citation), paced only by the chunk delay: the load generator's workload.
+     */
+    private static void benchmark(DemoRun run, int n) {
+        if (n < 1 || n > MAX_BENCHMARK_CHUNKS) {
+            run.say(List.of("benchmark takes a number of chunks from 1 to " + MAX_BENCHMARK_CHUNKS + "."), List.of());
+        } else {
+            run.say(Collections.nCopies(n, BENCHMARK_CHUNK), List.of());
+        }
+        run.finish();
     }
 
     /** What follows the report approval: the tool and an answer, or an answer without it. */

@@ -1,0 +1,132 @@
+package dev.switchboard.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads processes' CPU time and resident memory from {@code /proc/<pid>} (Linux), and samples
+ * them over a phase. It also reads the machine's busy CPU time from {@code /proc/stat}, so a
+ * report can say how much CPU processes other than the measured ones took meanwhile.
+ */
+public final class ProcessProbe {
+    /** Clock ticks per second of {@code /proc} CPU times; 100 on Linux unless built otherwise. */
+    private static final double TICKS = 100.0;
+    private static final long SAMPLE_MILLIS = 20;
+
+    private final List<Long> pids;
+    private final Map<Long, Long> startTicks = new HashMap<>();
+    private final Map<Long, Long> peakRss = new HashMap<>();
+    private final long machineStart;
+    private final Thread sampler;
+    private volatile boolean running = true;
+
+    private ProcessProbe(List<Long> pids) {
+        this.pids = pids;
+        for (long pid : pids) {
+            startTicks.put(pid, cpuTicks(pid));
+            peakRss.put(pid, rssBytes(pid));
+        }
+        machineStart = machineBusyTicks();
+        sampler = new Thread(this::sample, "bench-proc-sampler");
+        sampler.setDaemon(true);
+        sampler.start();
+    }
+
+    /** Starts watching these processes. */
+    public static ProcessProbe watch(List<Long> pids) {
+        return new ProcessProbe(pids);
+    }
+
+    private void sample() {
+        while (running) {
+            synchronized (peakRss) {
+                for (long pid : pids) {
+                    peakRss.merge(pid, rssBytes(pid), Math::max);
+                }
+            }
+            try {
+                Thread.sleep(SAMPLE_MILLIS);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Stops watching; the CPU time each process used since {@link #watch} and its peak RSS. */
+    public Map<Long, ProcessStats> stop() {
+        running = false;
+        sampler.interrupt();
+        try {
+            sampler.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Map<Long, ProcessStats> out = new HashMap<>();
+        for (long pid : pids) {
+            long ticks = cpuTicks(pid) - startTicks.get(pid);
+            long rss = Math.max(peakRss.get(pid), rssBytes(pid));
+            out.put(pid, new ProcessStats(ticks / TICKS, rss));
+        }
+        return out;
+    }
+
+    /** CPU seconds the whole machine was busy since {@link #watch}, all processes together. */
+    public double machineBusySeconds() {
+        return (machineBusyTicks() - machineStart) / TICKS;
+    }
+
+    /** User plus system CPU ticks of a process; 0 when it is gone. */
+    public static long cpuTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // After "pid (comm) ": state is field 3 of proc(5), utime 14 and stime 15.
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** The process's resident set now; 0 when it is gone. */
+    public static long rssBytes(long pid) {
+        return statusKib(pid, "VmRSS:") * 1024;
+    }
+
+    /** The largest resident set the process has had in its life. */
+    public static long peakRssBytes(long pid) {
+        return statusKib(pid, "VmHWM:") * 1024;
+    }
+
+    private static long statusKib(long pid, String field) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith(field)) {
+                    return Long.parseLong(line.substring(field.length()).replace("kB", "").strip());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+        return 0;
+    }
+
+    /** Busy ticks of all CPUs: everything in the first line of /proc/stat but idle and iowait. */
+    static long machineBusyTicks() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).split("\\s+");
+            long busy = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) {
+                if (i != 4 && i != 5) {
+                    busy += Long.parseLong(f[i]);
+                }
+            }
+            return busy;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+}
