@@ -19,8 +19,10 @@ public final class BenchSuite {
             usage: java -jar bench/target/switchboard-bench.jar [options]   (run from the repository root)
               --smoke                 tiny runs that check the suite works (well under a minute); writes
                                       bench/target/bench-work/BENCHMARKS-smoke.md unless --out is given
-              --out FILE              the report (default BENCHMARKS.md)
-              --chart FILE            the throughput chart (default docs/bench-throughput.png)
+              --out FILE              the report (default BENCHMARKS.md; with --skip,
+                                      bench/target/bench-work/BENCHMARKS-partial.md)
+              --chart FILE            the throughput chart (default docs/bench-throughput.png; with --skip,
+                                      bench/target/bench-work/bench-throughput-partial.png)
               --skip PHASES           comma-separated: codec, e2e, density
               --clients LIST          client counts of the throughput curve (default 1,10,100,1000)
               --chunks N              chunks per benchmark run (default 100)
@@ -89,11 +91,14 @@ public final class BenchSuite {
                 fail("--skip takes codec, e2e or density, not " + phase);
             }
         }
+        // Only a whole run replaces the committed report and chart unless --out and --chart say otherwise.
+        String scratchName = smoke ? "smoke" : skip.isEmpty() ? null : "partial";
         if (out == null) {
-            out = smoke ? workDir.resolve("BENCHMARKS-smoke.md") : Path.of("BENCHMARKS.md");
+            out = scratchName != null ? workDir.resolve("BENCHMARKS-" + scratchName + ".md") : Path.of("BENCHMARKS.md");
         }
         if (chart == null) {
-            chart = smoke ? workDir.resolve("bench-throughput-smoke.png") : Path.of("docs/bench-throughput.png");
+            chart = scratchName != null ? workDir.resolve("bench-throughput-" + scratchName + ".png")
+                    : Path.of("docs/bench-throughput.png");
         }
         EndToEnd.Settings base = smoke ? EndToEnd.Settings.smoke() : EndToEnd.Settings.full();
         EndToEnd.Settings e2eSettings = new EndToEnd.Settings(clients != null ? clients : base.clients(),

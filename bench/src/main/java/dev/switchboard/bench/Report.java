@@ -361,6 +361,17 @@ public final class Report {
         line("- **Bounds.** Every load measurement stops at its time limit whatever is left; all traffic is on "
                 + "127.0.0.1.");
         line();
+        line("## Commands");
+        line();
+        line("```sh");
+        line("./bench/run.sh            # everything: builds, installs the peer (npm ci), rewrites this file and the chart");
+        line("./bench/run.sh --smoke    # every phase, tiny (CI runs it): bench/target/bench-work/BENCHMARKS-smoke.md");
+        line("./bench/run.sh --skip codec,density --clients 100,1000   # a part: BENCHMARKS-partial.md there; --help");
+        line("java -cp bench/target/switchboard-bench.jar org.openjdk.jmh.Main TextDeltaBenchmark -prof gc   # JMH by hand");
+        line("mkdir -p /tmp/jfr && ./bench/run.sh --skip codec,density --clients 1000 --rounds 1 \\");
+        line("  --server-jvm-args \"-XX:StartFlightRecording=filename=/tmp/jfr/,settings=profile,dumponexit=true\"  # JFR");
+        line("```");
+        line();
     }
 
     private static void chart(EndToEnd.Results e, EndToEnd.Settings s, Path file) throws IOException {
