@@ -29,6 +29,8 @@ public final class EventSamples {
     public static final String APPROVAL = "appr_7d9f1b3e5a7c9e1b3d5f7a9c1e3b5d7f";
     public static final long TIMESTAMP = 1_767_225_600_000L;
 
+    private static final String REASONING = "rsn_0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+
     /** A typical streamed piece of an answer: the demo agent's first chunk. */
     public static final String DELTA = "Based on the food hygiene regulations, ";
 
@@ -66,6 +68,10 @@ public final class EventSamples {
             case STATE_DELTA -> new Event.StateDelta(Json.MAPPER.createArrayNode().add(Json.object()
                     .put("op", "replace").put("path", "/step").put("value", 4)));
             case CUSTOM -> new Event.Custom("progress", Json.object().put("done", 5));
+            case REASONING_STARTED -> new Event.ReasoningStarted(REASONING);
+            case REASONING_DELTA -> new Event.ReasoningDelta(REASONING, "They ask about chilled storage.");
+            case REASONING_COMPLETED -> new Event.ReasoningCompleted(REASONING, "They ask about chilled storage.");
+            case USAGE -> new Event.Usage("demo-model", 120, 48, null, null);
             case RUN_FINISHED -> new Event.RunFinished();
             case RUN_FAILED -> new Event.RunFailed(ErrorCode.INTERNAL, "the demo agent crashed while answering");
         };
@@ -97,6 +103,7 @@ public final class EventSamples {
                 out.add(sample(Event.Kind.TOOL_CALL_COMPLETED));
             }
             case APPROVAL_RESOLVED -> out.add(sample(Event.Kind.APPROVAL_REQUESTED));
+            case REASONING_DELTA, REASONING_COMPLETED -> out.add(sample(Event.Kind.REASONING_STARTED));
             default -> {
             }
         }
