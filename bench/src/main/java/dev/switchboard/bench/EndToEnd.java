@@ -66,7 +66,11 @@ public final class EndToEnd {
         List<String> cmd = new ArrayList<>(List.of(java));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-jar", jar.toString(), "--port", Integer.toString(port), "--data-dir", data.toString(),
-                "--demo-delay-ms", "0", "--idle-timeout-seconds", "600"));
+                "--demo-delay-ms", "0", "--idle-timeout-seconds", "600",
+                // Every load client comes from 127.0.0.1 as one anonymous client: lift its per-client
+                // limits (runs a minute, open connections) so they measure the gateway, not the limiter.
+                "--rate-limit-runs-per-minute", "0", "--max-connections-per-client", "1000000",
+                "--max-connections", "1000000"));
         return ServerProcess.start(name, port, cmd, workDir.resolve(name + ".log"), data);
     }
 
