@@ -58,7 +58,15 @@ public sealed interface Command {
      * continues a run it already saw).
      */
     record Subscribe(String conversationId, long afterSeq, boolean catchUp) implements Command {
+        /** An {@code afterSeq} asking for the active run, or else the last one, from its start. */
+        public static final long LAST_RUN = -2;
+
         public Subscribe { Objects.requireNonNull(conversationId, "conversationId"); }
+
+        /** A client reattaching without a cursor: the active or last run from its start, then live events. */
+        public static Subscribe lastRun(String conversationId) {
+            return new Subscribe(conversationId, LAST_RUN, false);
+        }
 
         /** A person joins: live events, after the active run so far and the pending approvals. */
         public static Subscribe live(String conversationId) {

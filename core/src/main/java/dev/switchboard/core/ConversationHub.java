@@ -251,10 +251,15 @@ public final class ConversationHub implements AutoCloseable {
                 return;
             }
             long from = afterSeq;
-            if (afterSeq < 0 && catchUp) {
+            if (afterSeq < 0 && (catchUp || afterSeq == Command.Subscribe.LAST_RUN)) {
+                long lastSeq;
                 synchronized (c) {
                     // Only what is stored is replayed: the rest of the run follows live.
                     from = c.active == null || c.active.startSeq == 0 ? -1 : c.active.startSeq - 1;
+                    lastSeq = c.lastSeq;
+                }
+                if (from < 0 && afterSeq == Command.Subscribe.LAST_RUN) {
+                    from = lastRunStart(c, lastSeq) - 1;
                 }
             }
             long replayedUpTo = from;
@@ -279,6 +284,19 @@ public final class ConversationHub implements AutoCloseable {
             }
             c.subscribers.add(s);
         });
+    }
+
+    /** The seq of the conversation's last stored RunStarted at or before {@code lastSeq}, or 0 for none. */
+    private long lastRunStart(Conversation c, long lastSeq) {
+        for (long to = lastSeq; to > 0; to -= REPLAY_PAGE) {
+            List<Envelope> page = store.events(c.id, Math.max(0, to - REPLAY_PAGE), REPLAY_PAGE);
+            for (int i = page.size() - 1; i >= 0; i--) {
+                if (page.get(i).seq() <= to && page.get(i).event().kind() == Event.Kind.RUN_STARTED) {
+                    return page.get(i).seq();
+                }
+            }
+        }
+        return 0;
     }
 
     /** Delivers stored events after {@code afterSeq}; the last seq delivered, or -1 if the subscriber overflowed. */

@@ -110,6 +110,74 @@ class ResumeTest {
         }
     }
 
+    private static java.net.http.HttpResponse<String> http(java.net.http.HttpRequest.Builder b) throws Exception {
+        return java.net.http.HttpClient.newHttpClient().send(b.timeout(Duration.ofSeconds(20)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static java.net.URI uri(String path) {
+        return java.net.URI.create("http://127.0.0.1:" + gateway.port() + path);
+    }
+
+    /** The SSE ids of a body, in order. */
+    private static List<Long> ids(String body) {
+        return body.lines().filter(l -> l.startsWith("id: ")).map(l -> Long.parseLong(l.substring(4))).toList();
+    }
+
+    @Test
+    void anAguiClientReattachesToAThreadFromItsLastEventId() throws Exception {
+        String thread = UUID.randomUUID().toString();
+        var input = Json.object().put("threadId", thread).put("runId", UUID.randomUUID().toString());
+        input.putArray("messages").addObject().put("id", "m1").put("role", "user").put("content", "search the rules");
+        String first = http(java.net.http.HttpRequest.newBuilder(uri("/agui"))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(input.toString()))).body();
+        List<Long> seen = ids(first);
+        long cursor = seen.get(seen.size() / 2);
+
+        var again = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events"))
+                .header("Last-Event-ID", Long.toString(cursor)));
+        assertThat(again.statusCode()).isEqualTo(200);
+        List<JsonNode> events = AguiHttp.events(again.body());
+        assertThat(events.get(0).path("type").asText()).isEqualTo("RUN_STARTED");
+        assertThat(events.get(events.size() - 1).path("type").asText()).isEqualTo("RUN_FINISHED");
+        // One core event may be several AG-UI events: they share its id.
+        assertThat(ids(again.body()).stream().distinct().toList()).allSatisfy(id -> assertThat(id).isGreaterThan(cursor))
+                .containsExactlyElementsOf(seen.stream().filter(id -> id > cursor).distinct().toList());
+
+        var whole = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events")));
+        assertThat(AguiHttp.types(AguiHttp.events(whole.body()))).containsSubsequence("RUN_STARTED",
+                "TOOL_CALL_START", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED");
+        assertThat(ids(whole.body()).get(0)).isEqualTo(seen.get(0));
+
+        var bad = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events"))
+                .header("Last-Event-ID", "soon"));
+        assertThat(bad.statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void anAgentScopeClientReattachesToASession() throws Exception {
+        String session = UUID.randomUUID().toString();
+        var req = Json.object().put("session_id", session);
+        req.putArray("input").addObject().put("role", "user").put("content", "hello");
+        String first = http(java.net.http.HttpRequest.newBuilder(uri("/process"))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(req.toString()))).body();
+        List<Long> seen = ids(first);
+        var again = http(java.net.http.HttpRequest.newBuilder(uri("/process/sessions/" + session + "/events"))
+                .header("Last-Event-ID", Long.toString(seen.get(0))));
+        assertThat(again.statusCode()).isEqualTo(200);
+        List<JsonNode> events = again.body().lines().filter(l -> l.startsWith("data: "))
+                .map(l -> {
+                    try {
+                        return Json.MAPPER.readTree(l.substring(6));
+                    } catch (java.io.IOException e) {
+                        throw new AssertionError(e);
+                    }
+                }).toList();
+        assertThat(events.get(0).path("status").asText()).isEqualTo("created");
+        assertThat(events.get(events.size() - 1).path("status").asText()).isEqualTo("completed");
+        assertThat(events.get(events.size() - 1).path("session_id").asText()).isEqualTo(session);
+    }
+
     @Test
     void aMalformedCursorIsRefusedAtTheUpgrade() {
         for (String path : List.of("/hai/ws?session_id=s&last_seq=x", "/agui/ws?threadId=t&last_seq=-1",

@@ -39,6 +39,20 @@ public final class AgentScopeAdapter implements WireAdapter {
         throw new UnsupportedOperationException(ID + " serves no WebSocket paths");
     }
 
+    /** {@code GET /process/sessions/<id>/events} reattaches to a conversation's stream. */
+    @Override
+    public java.util.Optional<String> reattachConversation(String path) {
+        String suffix = "/events";
+        if (!path.startsWith("/process/sessions/") || !path.endsWith(suffix)) {
+            return java.util.Optional.empty();
+        }
+        String id = path.substring("/process/sessions/".length(), path.length() - suffix.length());
+        if (id.isEmpty() || id.contains("/")) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(java.net.URLDecoder.decode(id, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     @Override
     public Set<String> httpPaths() {
         return Set.of("/process");

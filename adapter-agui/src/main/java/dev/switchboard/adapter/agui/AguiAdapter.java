@@ -80,6 +80,20 @@ public final class AguiAdapter implements WireAdapter {
                 Cursors.openingJoin(session, "threadId"));
     }
 
+    /** {@code GET /agui/threads/<id>/events} reattaches to a conversation's stream. */
+    @Override
+    public java.util.Optional<String> reattachConversation(String path) {
+        String suffix = "/events";
+        if (!path.startsWith("/agui/threads/") || !path.endsWith(suffix)) {
+            return java.util.Optional.empty();
+        }
+        String id = path.substring("/agui/threads/".length(), path.length() - suffix.length());
+        if (id.isEmpty() || id.contains("/")) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(java.net.URLDecoder.decode(id, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     @Override
     public Set<String> httpPaths() {
         return Set.of("/agui");

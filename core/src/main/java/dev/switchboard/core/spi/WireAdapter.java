@@ -58,6 +58,15 @@ public interface WireAdapter {
         return Set.of();
     }
 
+    /**
+     * The conversation a {@code GET} of this path reattaches to, if the path is one of this
+     * dialect's reattach paths: the server then streams it from the client's {@code Last-Event-ID}
+     * (or the active or last run from its start) through {@link #newExchange} with nothing to decode.
+     */
+    default java.util.Optional<String> reattachConversation(String path) {
+        return java.util.Optional.empty();
+    }
+
     /** A new exchange for one request to one of {@link #httpPaths()}. */
     default HttpExchange newExchange(SessionContext context) {
         throw new UnsupportedOperationException(id() + " serves no HTTP paths");

@@ -65,6 +65,17 @@ public final class AdapterRegistry {
         return byPath.getOrDefault(path, List.of());
     }
 
+    /** The dialect and conversation a {@code GET} of this path reattaches to, if any. */
+    public Optional<Map.Entry<WireAdapter, String>> reattach(String path) {
+        for (WireAdapter a : byId.values()) {
+            Optional<String> conversation = a.reattachConversation(path);
+            if (conversation.isPresent()) {
+                return Optional.of(Map.entry(a, conversation.get()));
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The dialect serving {@code POST path}, if any. */
     public Optional<WireAdapter> forHttpPath(String path) {
         return Optional.ofNullable(byHttpPath.get(path));

@@ -1,6 +1,7 @@
 package dev.switchboard.server.internal;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.switchboard.core.Command;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Principal;
@@ -122,6 +123,13 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             serveRest(ctx, req, uri, restMatch.get());
             return;
         }
+        if (req.method() == HttpMethod.GET && !isUpgrade(req)) {
+            var reattach = adapters.reattach(path);
+            if (reattach.isPresent()) {
+                reattach(ctx, req, uri, path, reattach.get().getKey(), reattach.get().getValue());
+                return;
+            }
+        }
         var http = adapters.forHttpPath(path);
         if (http.isPresent() && !isUpgrade(req)) {
             if (req.method() != HttpMethod.POST) {
@@ -185,6 +193,15 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
 
     private void exchange(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path,
                           WireAdapter dialect) {
+        startExchange(ctx, req, uri, path, dialect, null);
+    }
+
+    /**
+     * Answers one HTTP exchange of a dialect: the body is decoded, or, for a reattach, the
+     * commands are given ({@code given} non-null, nothing decoded).
+     */
+    private void startExchange(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path,
+                               WireAdapter dialect, Decoded.Commands given) {
         if (current != null) {
             sendError(ctx, req, HttpResponseStatus.CONFLICT, "request_in_progress",
                     "this connection is still streaming the previous response");
@@ -201,7 +218,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), principal, path,
                 uri.parameters()));
-        Decoded decoded = exchange.decode(req.content().toString(StandardCharsets.UTF_8));
+        Decoded decoded = given != null ? given : exchange.decode(req.content().toString(StandardCharsets.UTF_8));
         HttpStream stream = new HttpStream(hub, ctx, exchange, principal, client, dialect.answersApprovals(),
                 HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, () -> {
                     current = null;
@@ -240,6 +257,34 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         sendError(ctx, req, HttpResponseStatus.UNAUTHORIZED, ErrorCode.AUTH_FAILED.wireCode(), reason,
                 res -> res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer"));
         return null;
+    }
+
+    /**
+     * A client reattaching to a conversation's event stream: from its {@code Last-Event-ID} (or
+     * {@code ?last_event_id=}), else the active or last run from its start.
+     */
+    private void reattach(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path,
+                          WireAdapter dialect, String conversationId) {
+        String cursor = req.headers().get("Last-Event-ID");
+        if (cursor == null) {
+            List<String> q = uri.parameters().get("last_event_id");
+            cursor = q == null || q.isEmpty() ? null : q.get(0);
+        }
+        long after = Command.Subscribe.LAST_RUN;
+        if (cursor != null) {
+            try {
+                after = Long.parseLong(cursor.strip());
+            } catch (NumberFormatException e) {
+                after = -1;
+            }
+            if (after < 0) {
+                sendError(ctx, req, HttpResponseStatus.BAD_REQUEST, ErrorCode.INVALID_FIELD.wireCode(),
+                        "Last-Event-ID must be the non-negative id of the last event received");
+                return;
+            }
+        }
+        startExchange(ctx, req, uri, path, dialect,
+                new Decoded.Commands(List.of(new Command.Subscribe(conversationId, after, false))));
     }
 
     @Override
