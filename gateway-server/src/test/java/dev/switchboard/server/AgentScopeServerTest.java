@@ -229,6 +229,10 @@ class AgentScopeServerTest {
     @Test
     void badRequestsGetAJsonErrorAndNoStream() throws Exception {
         assertThat(post("{nope").statusCode()).isEqualTo(400);
+        // JSON limits: nesting deeper than 64 is refused as malformed, with a message saying why.
+        HttpResponse<String> deep = post("{\"input\":" + "[".repeat(100) + "]".repeat(100) + "}");
+        assertThat(deep.statusCode()).isEqualTo(400);
+        assertThat(Json.MAPPER.readTree(deep.body()).path("error").path("message").asText()).containsIgnoringCase("depth");
         assertThat(post("{}").statusCode()).isEqualTo(422);
         assertThat(post("{\"input\": \"hello\"}").statusCode()).isEqualTo(422);
         HttpResponse<String> noText = post("{\"input\": [{\"role\": \"assistant\", \"content\": \"hi\"}]}");

@@ -212,6 +212,11 @@ class HaiServerTest {
                     .isEqualTo("validation_error");
             assertThat(errorFor(c, "{\"type\":\"tool_approval_response\",\"approval_id\":\"a\",\"approved\":\"yes\"}"))
                     .isEqualTo("validation_error");
+            // JSON limits: nesting deeper than 64, a number longer than 100 digits.
+            assertThat(errorFor(c, "{\"type\":\"user_message\",\"metadata\":" + "[".repeat(100) + "]".repeat(100) + "}"))
+                    .isEqualTo("invalid_json");
+            assertThat(errorFor(c, "{\"type\":\"user_message\",\"content\":\"hi\",\"session_id\":\"s\",\"n\":"
+                    + "9".repeat(200) + "}")).isEqualTo("invalid_json");
             c.sendBinary(new byte[] {1, 2, 3});
             assertThat(c.next().path("error_code").asText()).isEqualTo("invalid_json");
             assertThat(types(c.ask(session(), "still there?").untilCompleted())).contains("status:completed");
