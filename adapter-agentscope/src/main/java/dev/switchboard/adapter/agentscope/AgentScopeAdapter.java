@@ -1,12 +1,14 @@
 package dev.switchboard.adapter.agentscope;
 
 import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /** The AgentScope Agent API dialect on {@code POST /process}; it has no WebSocket transport. */
@@ -41,16 +43,8 @@ public final class AgentScopeAdapter implements WireAdapter {
 
     /** {@code GET /process/sessions/<id>/events} reattaches to a conversation's stream. */
     @Override
-    public java.util.Optional<String> reattachConversation(String path) {
-        String suffix = "/events";
-        if (!path.startsWith("/process/sessions/") || !path.endsWith(suffix)) {
-            return java.util.Optional.empty();
-        }
-        String id = path.substring("/process/sessions/".length(), path.length() - suffix.length());
-        if (id.isEmpty() || id.contains("/")) {
-            return java.util.Optional.empty();
-        }
-        return java.util.Optional.of(java.net.URLDecoder.decode(id, java.nio.charset.StandardCharsets.UTF_8));
+    public Optional<String> reattachConversation(String path) {
+        return Cursors.reattachId(path, "/process/sessions/");
     }
 
     @Override

@@ -11,6 +11,7 @@ import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -82,16 +83,8 @@ public final class AguiAdapter implements WireAdapter {
 
     /** {@code GET /agui/threads/<id>/events} reattaches to a conversation's stream. */
     @Override
-    public java.util.Optional<String> reattachConversation(String path) {
-        String suffix = "/events";
-        if (!path.startsWith("/agui/threads/") || !path.endsWith(suffix)) {
-            return java.util.Optional.empty();
-        }
-        String id = path.substring("/agui/threads/".length(), path.length() - suffix.length());
-        if (id.isEmpty() || id.contains("/")) {
-            return java.util.Optional.empty();
-        }
-        return java.util.Optional.of(java.net.URLDecoder.decode(id, java.nio.charset.StandardCharsets.UTF_8));
+    public Optional<String> reattachConversation(String path) {
+        return Cursors.reattachId(path, "/agui/threads/");
     }
 
     @Override

@@ -4,6 +4,8 @@ import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 
@@ -49,6 +51,20 @@ public final class Cursors {
                     "the query parameter last_seq must be a non-negative integer: the seq of the last event received");
         }
         return null;
+    }
+
+    /**
+     * The conversation id of a reattach path {@code <prefix><id>/events} (URL-decoded), if
+     * {@code path} is one.
+     */
+    public static Optional<String> reattachId(String path, String prefix) {
+        String suffix = "/events";
+        if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length() <= prefix.length() + suffix.length()) {
+            return Optional.empty();
+        }
+        String id = path.substring(prefix.length(), path.length() - suffix.length());
+        return id.contains("/") ? Optional.empty()
+                : Optional.of(URLDecoder.decode(id, StandardCharsets.UTF_8));
     }
 
     /** The join a connection's URL asks for: none without the conversation parameter. */

@@ -2,6 +2,7 @@ package dev.switchboard.core.spi;
 
 import dev.switchboard.core.GatewayError;
 
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -63,8 +64,8 @@ public interface WireAdapter {
      * dialect's reattach paths: the server then streams it from the client's {@code Last-Event-ID}
      * (or the active or last run from its start) through {@link #newExchange} with nothing to decode.
      */
-    default java.util.Optional<String> reattachConversation(String path) {
-        return java.util.Optional.empty();
+    default Optional<String> reattachConversation(String path) {
+        return Optional.empty();
     }
 
     /** A new exchange for one request to one of {@link #httpPaths()}. */
