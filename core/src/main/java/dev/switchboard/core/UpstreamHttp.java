@@ -1,5 +1,8 @@
 package dev.switchboard.core;
 
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutorService;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -56,6 +59,44 @@ public final class UpstreamHttp {
 
         /** The stream broke: the connection failed, or a line was over {@link #MAX_LINE_BYTES}. */
         void onError(Throwable error);
+    }
+
+    /**
+     * The threads and the HTTP client of one upstream runtime: a cached pool that runs the
+     * client's callbacks (no thread is held by a run), a timer for silence checks, and an
+     * HTTP/1.1 client (plain-http servers are asked no h2c upgrade). {@link #close} stops them.
+     */
+    public static final class Client implements AutoCloseable {
+        public final ExecutorService executor;
+        public final ScheduledExecutorService timer;
+        public final HttpClient http;
+
+        /** Threads are named {@code switchboard-<name>-N} and {@code switchboard-<name>-timer}. */
+        public Client(String name, Duration connectTimeout) {
+            AtomicInteger n = new AtomicInteger();
+            this.executor = Executors.newCachedThreadPool(r -> {
+                Thread t = new Thread(r, "switchboard-" + name + "-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+            this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "switchboard-" + name + "-timer");
+                t.setDaemon(true);
+                return t;
+            });
+            this.http = HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(connectTimeout)
+                    .followRedirects(HttpClient.Redirect.NORMAL)
+                    .executor(executor)
+                    .build();
+        }
+
+        @Override
+        public void close() {
+            timer.shutdownNow();
+            executor.shutdownNow();
+        }
     }
 
     /** A body subscriber that decodes an event stream for {@code listener}. */

@@ -54,7 +54,7 @@ final class AguiUpstreamRun implements RunHandle {
     }
 
     void start() {
-        runtime.executor.execute(guarded(() -> {
+        runtime.client.executor.execute(guarded(() -> {
             history = ctx.history();
             post(request.runId(), null);
         }));
@@ -120,8 +120,8 @@ final class AguiUpstreamRun implements RunHandle {
         }
         log.debug("run {}: POST {} as upstream run {}{}", request.runId(), config.url(), runId,
                 resume == null ? "" : " resuming " + resume.size() + " interrupts");
-        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.http, request(runId, resume), upstream,
-                config.timeout(), runtime.timer, new Reader());
+        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, request(runId, resume), upstream,
+                config.timeout(), runtime.client.timer, new Reader());
         abort = stream::cancel;
         if (stopped()) {
             stream.cancel();
@@ -228,7 +228,7 @@ final class AguiUpstreamRun implements RunHandle {
         for (JsonNode i : interrupts) {
             resume.addObject().put("interruptId", i.get("id").textValue()).put("status", "cancelled");
         }
-        runtime.http.sendAsync(request(Ids.next("run"), resume), HttpResponse.BodyHandlers.discarding())
+        runtime.client.http.sendAsync(request(Ids.next("run"), resume), HttpResponse.BodyHandlers.discarding())
                 .whenComplete((r, e) -> log.debug("run {}: cancelled {} upstream interrupts: {}", request.runId(),
                         interrupts.size(), e == null ? "HTTP " + r.statusCode() : e.toString()));
     }

@@ -1,5 +1,6 @@
 package dev.switchboard.runtime.agui;
 
+import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
@@ -7,11 +8,6 @@ import dev.switchboard.core.spi.RunRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.http.HttpClient;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An agent that is another AG-UI agent: each run is POSTed upstream as a {@code RunAgentInput} and
@@ -23,29 +19,11 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
     private static final Logger log = LoggerFactory.getLogger(AguiUpstreamRuntime.class);
 
     final AguiUpstreamConfig config;
-    final ExecutorService executor;
-    final ScheduledExecutorService timer;
-    final HttpClient http;
+    final UpstreamHttp.Client client;
 
     AguiUpstreamRuntime(AguiUpstreamConfig config) {
         this.config = config;
-        AtomicInteger n = new AtomicInteger();
-        this.executor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "switchboard-agui-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "switchboard-agui-timer");
-            t.setDaemon(true);
-            return t;
-        });
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(config.timeout())
-                .followRedirects(HttpClient.Redirect.NORMAL)
-                .executor(executor)
-                .build();
+        this.client = new UpstreamHttp.Client("agui", config.timeout());
         log.info("runtime agui: runs go to {} ({} extra headers, client tokens {}forwarded)", config.url(),
                 config.headers().size(), config.forwardToken() ? "" : "not ");
     }
@@ -64,7 +42,6 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
 
     @Override
     public void close() {
-        timer.shutdownNow();
-        executor.shutdownNow();
+        client.close();
     }
 }

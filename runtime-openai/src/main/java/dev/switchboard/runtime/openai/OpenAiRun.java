@@ -63,7 +63,7 @@ final class OpenAiRun implements RunHandle {
     }
 
     void start() {
-        runtime.executor.execute(guarded(() -> {
+        runtime.client.executor.execute(guarded(() -> {
             conversation.addAll(ctx.history());
             conversation.addAll(request.messages());
             turn();
@@ -76,7 +76,7 @@ final class OpenAiRun implements RunHandle {
      * never ran are answered to the model as unanswered (see {@link OpenAiMessages#chat}).
      */
     void resume(List<ApprovalRecord> decided) {
-        runtime.executor.execute(guarded(() -> {
+        runtime.client.executor.execute(guarded(() -> {
             conversation.addAll(ctx.history());
             ctx.emit(new Event.StepStarted("executing_tools"));
             CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
@@ -144,8 +144,8 @@ final class OpenAiRun implements RunHandle {
         }
         log.debug("run {}: model call {} with {} messages", request.runId(), rounds + 1, conversation.size());
         OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
-        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.http, b.build(),
-                "the model server at " + config.endpoint(), config.timeout(), runtime.timer, new ModelStream(turn));
+        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, b.build(),
+                "the model server at " + config.endpoint(), config.timeout(), runtime.client.timer, new ModelStream(turn));
         abort = stream::cancel;
         if (stopped()) {
             stream.cancel();
@@ -307,7 +307,7 @@ final class OpenAiRun implements RunHandle {
             return result(call, false, "the tool " + tool.name() + " could not be called: " + e.getMessage());
         }
         CompletableFuture<HttpResponse<String>> f =
-                runtime.http.sendAsync(toolRequest, info -> UpstreamHttp.text(MAX_TOOL_RESULT_BYTES));
+                runtime.client.http.sendAsync(toolRequest, info -> UpstreamHttp.text(MAX_TOOL_RESULT_BYTES));
         abort = () -> f.cancel(true);
         if (stopped()) {
             f.cancel(true);

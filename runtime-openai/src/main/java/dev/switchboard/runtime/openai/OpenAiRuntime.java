@@ -1,5 +1,6 @@
 package dev.switchboard.runtime.openai;
 
+import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.RunContext;
@@ -8,12 +9,7 @@ import dev.switchboard.core.spi.RunRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.http.HttpClient;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An agent backed by an OpenAI-compatible Chat Completions server: each run streams the model's
@@ -25,31 +21,11 @@ public final class OpenAiRuntime implements AgentRuntime {
     private static final Logger log = LoggerFactory.getLogger(OpenAiRuntime.class);
 
     final OpenAiConfig config;
-    /** Runs the HTTP client's callbacks and the reads of a run's history; threads are never held by a run. */
-    final ExecutorService executor;
-    final ScheduledExecutorService timer;
-    final HttpClient http;
+    final UpstreamHttp.Client client;
 
     OpenAiRuntime(OpenAiConfig config) {
         this.config = config;
-        AtomicInteger n = new AtomicInteger();
-        this.executor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "switchboard-openai-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "switchboard-openai-timer");
-            t.setDaemon(true);
-            return t;
-        });
-        // HTTP/1.1: plain-http servers (Ollama, vLLM, llama.cpp) are asked no h2c upgrade.
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(config.timeout())
-                .followRedirects(HttpClient.Redirect.NORMAL)
-                .executor(executor)
-                .build();
+        this.client = new UpstreamHttp.Client("openai", config.timeout());
         log.info("runtime openai: model {} at {}, {} server tools, approvals from risk {}", config.model(),
                 config.endpoint(), config.tools().size(), config.approvalRisk().wireName());
     }
@@ -79,7 +55,6 @@ public final class OpenAiRuntime implements AgentRuntime {
 
     @Override
     public void close() {
-        timer.shutdownNow();
-        executor.shutdownNow();
+        client.close();
     }
 }
