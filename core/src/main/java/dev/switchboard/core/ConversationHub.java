@@ -262,6 +262,9 @@ public final class ConversationHub implements AutoCloseable {
                     from = lastRunStart(c, lastSeq) - 1;
                 }
             }
+            if (afterSeq > 0) {
+                prime(c, s, afterSeq);
+            }
             long replayedUpTo = from;
             if (from >= 0) {
                 replayedUpTo = replay(c, s, from);
@@ -284,6 +287,31 @@ public final class ConversationHub implements AutoCloseable {
             }
             c.subscribers.add(s);
         });
+    }
+
+    /**
+     * A client resuming from a cursor inside a run was shown that run up to the cursor: hands
+     * those events to the subscriber to prime its dialect's state, so what follows continues the
+     * run as the client saw it (no second start of a message, chunk numbers that go on).
+     */
+    private void prime(Conversation c, Subscriber s, long cursor) {
+        List<Envelope> at = store.events(c.id, cursor - 1, 1);
+        if (at.isEmpty() || at.get(0).runId() == null || at.get(0).event().kind() == Event.Kind.RUN_FINISHED
+                || at.get(0).event().kind() == Event.Kind.RUN_FAILED) {
+            return;
+        }
+        long after = lastRunStart(c, cursor) - 1;
+        if (after < 0) {
+            return;
+        }
+        while (after < cursor) {
+            List<Envelope> page = store.events(c.id, after, (int) Math.min(REPLAY_PAGE, cursor - after));
+            if (page.isEmpty()) {
+                return;
+            }
+            s.prime(page);
+            after = page.get(page.size() - 1).seq();
+        }
     }
 
     /** The seq of the conversation's last stored RunStarted at or before {@code lastSeq}, or 0 for none. */

@@ -27,6 +27,16 @@ public interface Subscriber {
     /** Queues an event; false when the queue is full. */
     boolean deliver(Envelope envelope);
 
+    /**
+     * Queues events of a run in progress that the client was shown on an earlier connection,
+     * before it resumed from its cursor: the dialect's per-run state (open messages, steps,
+     * chunk numbers) catches up on them in order with what is delivered, and nothing is sent, so
+     * what follows the cursor reads as the continuation it is. Called before the events after the
+     * cursor are delivered; they do not count against the queue's bounds.
+     */
+    default void prime(java.util.List<Envelope> shown) {
+    }
+
     /** The subscriber fell too far behind and was dropped; it should close (the client may resume). */
     void overflowed();
 

@@ -8,12 +8,6 @@ import dev.switchboard.core.spi.ApprovalRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,41 +20,13 @@ class CrashRecoveryTest {
     @TempDir
     Path dir;
 
-    /** Starts the gateway's main in a child JVM, as the jar would run. */
-    private static Process startChild(Path dataDir, int port) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                "dev.switchboard.server.Main", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
-                "--demo-delay-ms", "50")
-                .redirectErrorStream(true).redirectOutput(new File(dataDir.toFile(), "child.log")).start();
-        HttpClient http = HttpClient.newHttpClient();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try {
-                if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-                    return p;
-                }
-            } catch (java.io.IOException notYet) {
-                // still starting
-            }
-            assertThat(System.nanoTime()).as("the child gateway started").isLessThan(deadline);
-            Thread.sleep(100);
-        }
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     @Test
     void afterKillNineEverythingSeenIsStoredTheRunIsFailedAndApprovalsStayAnswerable() throws Exception {
         Path data = dir.resolve("data");
         java.nio.file.Files.createDirectories(data);
-        int port = freePort();
-        Process child = startChild(data, port);
+        ChildGateway child = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
+                "--demo-delay-ms", "50");
+        int port = child.port;
         List<String> seen = new ArrayList<>();
         String approvalId;
         try (WsClient streaming = WsClient.connect(port, "/hai/ws"); WsClient approving = WsClient.connect(port, "/hai/ws")) {
@@ -74,9 +40,9 @@ class CrashRecoveryTest {
                     seen.add(f.path("content").asText());
                 }
             }
-            child.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            child.kill();
         } finally {
-            child.destroyForcibly();
+            child.process.destroyForcibly();
         }
 
         try (TestGateway g = TestGateway.start(data)) {

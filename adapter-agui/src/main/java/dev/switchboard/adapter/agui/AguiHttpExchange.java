@@ -27,8 +27,10 @@ final class AguiHttpExchange implements HttpExchange {
 
     /** The core run this stream shows: the input's own, or for a resume the run that continues. */
     private String coreRunId;
-    /** The run this stream writes; null until the first frame. */
+    /** The run this stream writes; null until the first frame or a primed event. */
     private AguiRun run;
+    /** Whether this stream has written its RUN_STARTED. */
+    private boolean started;
     private boolean done;
 
     AguiHttpExchange(int maxContentChars, LongSupplier clock) {
@@ -70,8 +72,9 @@ final class AguiHttpExchange implements HttpExchange {
         }
         Event event = envelope.event();
         long ts = envelope.timestamp();
-        if (run == null) {
+        if (!started) {
             start(envelope, out);
+            started = true;
         }
         switch (event.kind()) {
             case RUN_STARTED, APPROVAL_RESOLVED -> {
@@ -100,13 +103,32 @@ final class AguiHttpExchange implements HttpExchange {
     }
 
     /**
+     * A reattached stream still starts with RUN_STARTED and opens what it continues, but does not
+     * send again the text and arguments its client was shown before (see {@link AguiRun#prime}).
+     */
+    @Override
+    public void prime(Envelope envelope) {
+        if (coreRunId == null) {
+            coreRunId = envelope.runId();
+        } else if (!coreRunId.equals(envelope.runId())) {
+            return;
+        }
+        if (run == null) {
+            run = new AguiRun(envelope.conversationId(), envelope.runId());
+        }
+        run.prime(envelope.event());
+    }
+
+    /**
      * Writes RUN_STARTED, whatever the first event is: the official client refuses a stream that
      * begins otherwise, and a resumed run's first core event is the decision, not a start.
      */
     private void start(Envelope envelope, FrameWriter out) throws IOException {
         long ts = envelope.timestamp();
         if (input == null) {
-            run = new AguiRun(envelope.conversationId(), envelope.runId());
+            if (run == null) {
+                run = new AguiRun(envelope.conversationId(), envelope.runId());
+            }
             AguiEvents.runStarted(out, ts, run.threadId, run.runId, null);
         } else {
             run = new AguiRun(input.threadId(), input.runId());

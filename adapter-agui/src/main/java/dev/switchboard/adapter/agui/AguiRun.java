@@ -28,12 +28,32 @@ final class AguiRun {
     private final Set<String> openMessages = new LinkedHashSet<>();
     private final Set<String> openReasoning = new LinkedHashSet<>();
     private final Set<String> openToolCalls = new LinkedHashSet<>();
+    /** Messages and tool calls whose text or arguments the client was shown on an earlier connection. */
+    private final Set<String> shownText = new java.util.HashSet<>();
+    private final Set<String> shownArgs = new java.util.HashSet<>();
     /** Tokens used so far, summed per model, for the run's terminal event. */
     private final Map<String, Event.Usage> usage = new LinkedHashMap<>();
 
     AguiRun(String threadId, String runId) {
         this.threadId = threadId;
         this.runId = runId;
+    }
+
+    /**
+     * Takes in an event the client was shown before it resumed. This connection's stream still
+     * opens what it continues (every stream reads whole), but text and arguments the client
+     * already has are not sent again when their message or call completes.
+     */
+    void prime(Event event) {
+        switch (event.kind()) {
+            case TEXT_DELTA -> shownText.add(((Event.TextDelta) event).messageId());
+            case MESSAGE_COMPLETED -> shownText.add(((Event.MessageCompleted) event).messageId());
+            case TOOL_CALL_ARGS -> shownArgs.add(((Event.ToolCallArgs) event).toolCallId());
+            case TOOL_CALL_COMPLETED -> shownArgs.add(((Event.ToolCallCompleted) event).toolCallId());
+            case USAGE -> usage.merge(((Event.Usage) event).model(), (Event.Usage) event, AguiRun::sum);
+            default -> {
+            }
+        }
     }
 
     /**
@@ -71,7 +91,7 @@ final class AguiRun {
                     // A message this connection saw no delta of (it joined late, or the runtime
                     // sends whole messages): sent whole.
                     openMessage(done.messageId(), timestamp, out);
-                    if (!done.text().isEmpty()) {
+                    if (!done.text().isEmpty() && !shownText.contains(done.messageId())) {
                         AguiEvents.textMessageContent(out, timestamp, done.messageId(), done.text());
                     }
                 }
@@ -115,7 +135,9 @@ final class AguiRun {
                 Event.ToolCallCompleted done = (Event.ToolCallCompleted) event;
                 if (!openToolCalls.remove(done.toolCallId())) {
                     AguiEvents.toolCallStart(out, timestamp, done.toolCallId(), done.toolName(), null);
-                    AguiEvents.toolCallArgs(out, timestamp, done.toolCallId(), done.arguments().toString());
+                    if (!shownArgs.contains(done.toolCallId())) {
+                        AguiEvents.toolCallArgs(out, timestamp, done.toolCallId(), done.arguments().toString());
+                    }
                 }
                 AguiEvents.toolCallEnd(out, timestamp, done.toolCallId());
             }

@@ -24,6 +24,18 @@ public interface DialectSession {
     /** Encodes an error answered to this connection alone. */
     void encodeError(GatewayError error, FrameWriter out) throws IOException;
 
+    /**
+     * An event this connection's client was shown on an earlier connection, before it resumed
+     * from its cursor: the events of the run in progress up to the cursor, in order, before any
+     * event after it is encoded. By default the session takes it in as if it had written it and
+     * writes nothing, so the run goes on as the client saw it (the same statuses, chunk numbers
+     * that continue). A dialect whose every connection must read as a stream of its own
+     * overrides this.
+     */
+    default void prime(Envelope envelope) throws IOException {
+        encode(envelope, FrameWriter.discarding());
+    }
+
     /** Frames to send as soon as the connection is open (none by default). */
     default void opened(FrameWriter out) throws IOException {
     }

@@ -15,4 +15,26 @@ public interface FrameWriter {
 
     /** Closes the frame opened by the last {@link #begin()} and queues it for sending. */
     void end() throws IOException;
+
+    /**
+     * A writer that sends nothing: for bringing a session's state up to events its client was
+     * shown before (see {@link dev.switchboard.core.Subscriber#prime}).
+     */
+    static FrameWriter discarding() {
+        return new FrameWriter() {
+            private JsonGenerator generator;
+
+            @Override
+            public JsonGenerator begin() throws IOException {
+                generator = dev.switchboard.core.Json.FACTORY.createGenerator(java.io.OutputStream.nullOutputStream());
+                return generator;
+            }
+
+            @Override
+            public void end() throws IOException {
+                generator.close();
+                generator = null;
+            }
+        };
+    }
 }

@@ -16,4 +16,12 @@ public interface HttpExchange extends DialectSession {
 
     /** True once the exchange has written its last frame; the server then ends the response. */
     boolean done();
+
+    /**
+     * Every response is a stream of its own that must read whole from its first event, so by
+     * default an exchange that reattaches from a cursor takes nothing in from before it.
+     */
+    @Override
+    default void prime(dev.switchboard.core.Envelope envelope) throws java.io.IOException {
+    }
 }

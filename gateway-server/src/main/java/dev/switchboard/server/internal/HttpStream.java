@@ -9,6 +9,7 @@ import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.HttpExchange;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
@@ -37,6 +38,9 @@ import java.nio.charset.StandardCharsets;
 final class HttpStream implements Subscriber {
     private static final Logger log = LoggerFactory.getLogger(HttpStream.class);
     private static final byte[] SSE_PREFIX = "data: ".getBytes(StandardCharsets.US_ASCII);
+    /** The seq of the event being encoded on a stream (0: none), and its newest SSE event, held back for the id. */
+    private long eventSeq;
+    private ByteBuf lastOfEvent;
     private static final byte[] SSE_SUFFIX = "\n\n".getBytes(StandardCharsets.US_ASCII);
 
     private final ConversationHub hub;
@@ -68,7 +72,7 @@ final class HttpStream implements Subscriber {
         this.principal = principal;
         this.keepAlive = keepAlive;
         this.onEnd = onEnd;
-        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::catchUp);
         this.bodyWriter = new NettyFrameWriter(ctx, new byte[0], new byte[0], this::sendBody);
         this.streamWriter = exchange.streaming()
                 ? new NettyFrameWriter(ctx, SSE_PREFIX, SSE_SUFFIX, this::sendEvent) : bodyWriter;
@@ -88,19 +92,42 @@ final class HttpStream implements Subscriber {
         answerError(error);
     }
 
+    /** The exchange takes in an event its client was shown before it reattached; nothing is sent. */
+    private void catchUp(Envelope e) {
+        if (ended) {
+            return;
+        }
+        try {
+            exchange.prime(e);
+        } catch (IOException | RuntimeException ex) {
+            log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+        }
+    }
+
     private void encode(Envelope e) {
         if (ended) {
             return;
         }
-        if (exchange.streaming()) {
-            // The event's seq is its SSE id: a client reattaches with Last-Event-ID and misses nothing.
-            streamWriter.prefix(("id: " + e.seq() + "\ndata: ").getBytes(StandardCharsets.US_ASCII));
-        }
+        // The event's seq is the SSE id of the last SSE event it becomes (SSE clients keep the
+        // last id they saw): a client reattaches with Last-Event-ID after whole events only, and
+        // one that lost the stream between two SSE events of one event gets that event again whole.
+        eventSeq = exchange.streaming() ? e.seq() : 0;
         try {
             exchange.encode(e, streamWriter);
+            if (lastOfEvent != null) {
+                writeEvent(Unpooled.wrappedBuffer(
+                        Unpooled.wrappedBuffer(("id: " + eventSeq + "\n").getBytes(StandardCharsets.US_ASCII)),
+                        lastOfEvent));
+            }
         } catch (IOException | RuntimeException ex) {
             streamWriter.abort();
+            if (lastOfEvent != null) {
+                lastOfEvent.release();
+            }
             log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+        } finally {
+            lastOfEvent = null;
+            eventSeq = 0;
         }
         if (exchange.done()) {
             end();
@@ -151,6 +178,17 @@ final class HttpStream implements Subscriber {
 
     /** Sends one server-sent event, after the response head if it is the first. */
     private void sendEvent(ByteBuf event) {
+        if (eventSeq > 0) {
+            if (lastOfEvent != null) {
+                writeEvent(lastOfEvent);
+            }
+            lastOfEvent = event;
+        } else {
+            writeEvent(event);
+        }
+    }
+
+    private void writeEvent(ByteBuf event) {
         if (!headSent) {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
@@ -218,6 +256,11 @@ final class HttpStream implements Subscriber {
     @Override
     public boolean deliver(Envelope envelope) {
         return outbox.offer(envelope);
+    }
+
+    @Override
+    public void prime(java.util.List<Envelope> shown) {
+        outbox.prime(shown);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import io.netty.channel.ChannelHandlerContext;
 
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,13 +25,15 @@ final class Outbox {
     /** What an event costs beyond its text: keys, ids and framing of a typical frame. */
     private static final int EVENT_OVERHEAD_BYTES = 160;
 
-    private final Queue<Envelope> queue = new ConcurrentLinkedQueue<>();
+    /** Envelopes to send, and {@link Primed} batches. */
+    private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger size = new AtomicInteger();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private final int maxEvents;
     private final long maxBytes;
     private final Consumer<Envelope> encoder;
+    private final Consumer<Envelope> primer;
     private final Runnable drainTask = this::drain;
     private ChannelHandlerContext ctx;
     private volatile boolean open = true;
@@ -38,12 +41,18 @@ final class Outbox {
 
     /**
      * {@code encoder} writes one event to the channel (without flushing), on the event loop;
+     * {@code primer} brings the session's state up to an event without writing it;
      * {@code maxEvents} and {@code maxBytes} bound the events waiting to be written.
      */
-    Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder) {
+    Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder, Consumer<Envelope> primer) {
         this.maxEvents = maxEvents;
         this.maxBytes = maxBytes;
         this.encoder = encoder;
+        this.primer = primer;
+    }
+
+    /** Events the client was shown before it resumed (see Subscriber.prime); outside the bounds. */
+    private record Primed(List<Envelope> events) {
     }
 
     /** Binds the outbox to its channel; events wait until {@link #resume()}. */
@@ -69,10 +78,22 @@ final class Outbox {
             return false;
         }
         queue.add(e);
+        schedule();
+        return true;
+    }
+
+    /** Queues events for the primer, in order with the events offered after them. */
+    void prime(List<Envelope> shown) {
+        if (open) {
+            queue.add(new Primed(shown));
+            schedule();
+        }
+    }
+
+    private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
             ctx.executor().execute(drainTask);
         }
-        return true;
     }
 
     /** Writes queued events while the channel is writable; on the event loop. */
@@ -82,12 +103,16 @@ final class Outbox {
             return;
         }
         boolean wrote = false;
-        Envelope e;
-        while (open && ctx.channel().isWritable() && (e = queue.poll()) != null) {
-            size.decrementAndGet();
-            bytes.addAndGet(-estimate(e));
-            encoder.accept(e);
-            wrote = true;
+        Object item;
+        while (open && ctx.channel().isWritable() && (item = queue.poll()) != null) {
+            if (item instanceof Envelope e) {
+                size.decrementAndGet();
+                bytes.addAndGet(-estimate(e));
+                encoder.accept(e);
+                wrote = true;
+            } else {
+                ((Primed) item).events.forEach(primer);
+            }
         }
         if (wrote) {
             ctx.flush();
@@ -97,10 +122,12 @@ final class Outbox {
     /** Drops everything queued and refuses nothing more (the connection is gone). */
     void close() {
         open = false;
-        Envelope e;
-        while ((e = queue.poll()) != null) {
-            size.decrementAndGet();
-            bytes.addAndGet(-estimate(e));
+        Object item;
+        while ((item = queue.poll()) != null) {
+            if (item instanceof Envelope e) {
+                size.decrementAndGet();
+                bytes.addAndGet(-estimate(e));
+            }
         }
     }
 

@@ -61,6 +61,8 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private NettyFrameWriter writer;
     /** The seq of the event being encoded, 0 for other frames; event loop only. */
     private long encodingSeq;
+    /** The newest frame of the event being encoded, held back to carry the cursor if it is the last. */
+    private ByteBuf lastOfEvent;
     private volatile boolean closed;
 
     public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
@@ -74,7 +76,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         this.principal = principal;
         this.clientKey = clientKey;
         this.adapter = chosen;
-        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::catchUp);
     }
 
     @Override
@@ -82,9 +84,14 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         this.ctx = ctx;
         this.writer = new NettyFrameWriter(ctx, new byte[0], new byte[0], frame -> {
             if (encodingSeq > 0 && adapter.cursorStyle() != Cursors.Style.NONE) {
-                addCursor(frame, adapter.cursorStyle(), encodingSeq);
+                // Only an event's last frame carries its cursor (see encode): hold it until the next.
+                if (lastOfEvent != null) {
+                    ctx.write(new TextWebSocketFrame(lastOfEvent), ctx.voidPromise());
+                }
+                lastOfEvent = frame;
+            } else {
+                ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise());
             }
-            ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise());
         });
         outbox.bind(ctx);
     }
@@ -200,13 +207,40 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         return outbox.offer(envelope);
     }
 
+    @Override
+    public void prime(java.util.List<Envelope> shown) {
+        outbox.prime(shown);
+    }
+
+    /** The session takes in an event its client was shown before it resumed; nothing is sent. */
+    private void catchUp(Envelope e) {
+        try {
+            session.prime(e);
+        } catch (IOException | RuntimeException ex) {
+            encoderFailed(ex);
+        }
+    }
+
+    /**
+     * Writes one event's frames. The cursor goes on the last of them only: a client's cursor then
+     * always means "every frame of every event up to here", and a client that lost its connection
+     * between two frames of one event gets that event again whole rather than missing its end.
+     */
     private void encode(Envelope e) {
         encodingSeq = e.seq();
         try {
             session.encode(e, writer);
+            if (lastOfEvent != null) {
+                addCursor(lastOfEvent, adapter.cursorStyle(), encodingSeq);
+                ctx.write(new TextWebSocketFrame(lastOfEvent), ctx.voidPromise());
+            }
         } catch (IOException | RuntimeException ex) {
+            if (lastOfEvent != null) {
+                lastOfEvent.release();
+            }
             encoderFailed(ex);
         } finally {
+            lastOfEvent = null;
             encodingSeq = 0;
         }
     }

@@ -1,0 +1,311 @@
+package dev.switchboard.server;
+
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.server.store.SqliteConversationStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The chaos soak: for a fixed time a few hundred clients in every dialect ask the demo agent for
+ * runs, drop their connections at random points and resume from their cursors, read slowly, send
+ * malformed frames, and an A2H operator answers the approvals; halfway through, the gateway is
+ * killed with SIGKILL and started again on the same data. Then every client's view is held against
+ * the store, every stored run against the demo's answers, the gateway's log against Netty's leak
+ * detector, and its heap against where it started.
+ *
+ * <p>Short in the build ({@code soak.clients} 240, {@code soak.seconds} 40); longer by hand, e.g.
+ * {@code ./mvnw -pl gateway-server -am test -Dtest=ChaosSoakTest -Dsurefire.failIfNoSpecifiedTests=false
+ * -Dsoak.clients=480 -Dsoak.seconds=300}. The figures go to stdout and {@code target/soak-report.txt}.
+ */
+class ChaosSoakTest {
+    /** Every message the demo agent can write for the prompts the soak asks (the operator approves). */
+    private static final Set<String> ANSWERS = Set.of(
+            "Based on the food hygiene regulations, restaurants must keep chilled food at 8 °C or below, "
+                    + "store raw and ready-to-eat foods apart, and record temperature checks every day.",
+            "I found 5 relevant regulations. The most important is Regulation (EC) No 852/2004, "
+                    + "which requires hazard analysis and temperature control for every food business.",
+            IntStream.rangeClosed(1, 50).mapToObj(i -> "chunk " + i).collect(Collectors.joining(" ")) + ".",
+            "token ".repeat(400),
+            "Let me look into that for you",
+            "The tool lookup_inspection_records failed (Database connection timeout), "
+                    + "so I could not check the inspection records. Please try again later.",
+            "The inspection report INS-2024-001 was generated and stored permanently as RPT-INS-2024-001.pdf.");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void clientsInEveryDialectLoseNothingThroughDropsSlowReadsGarbageAndAKillNine() throws Exception {
+        SoakPlan plan = new SoakPlan();
+        Path data = Files.createDirectories(dir.resolve("data"));
+        int port = ChildGateway.freePort();
+        List<String> jvm = new ArrayList<>(List.of("-Xmx512m"));
+        String extraJvmArgs = System.getProperty("soak.jvmArgs", "");
+        if (!extraJvmArgs.isBlank()) {
+            jvm.addAll(List.of(extraJvmArgs.strip().split("\\s+")));
+        }
+        String[] options = {"--demo-delay-ms", "20", "--rate-limit-runs-per-minute", "0",
+            "--max-connections-per-client", "100000", "--max-outbound-bytes", "65536",
+            "--socket-send-buffer-bytes", "16384", "--shutdown-grace-seconds", "5"};
+        List<Path> logs = List.of(dir.resolve("gateway-1.log"), dir.resolve("gateway-2.log"));
+        List<SoakClient> clients = new ArrayList<>();
+        Map<String, Long> heap = new LinkedHashMap<>();
+        ChildGateway first = ChildGateway.start(data, port, logs.get(0), jvm, options);
+        ChildGateway second = null;
+        try {
+            traffic(port);
+            heap.put("before", first.heapUsedAfterGc());
+
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < plan.clients; i++) {
+                SoakClient c = SoakClient.of(i, plan.dialects.get(i % plan.dialects.size()), "soak-" + i + "-" + UUID.randomUUID(),
+                        i % plan.slowEvery == 3, plan, port);
+                clients.add(c);
+                Thread t = new Thread(c, "soak-client-" + i);
+                t.setDaemon(true);
+                threads.add(t);
+            }
+            SoakOperator operator = new SoakOperator(plan, port);
+            Thread operatorThread = new Thread(operator, "soak-operator");
+            operatorThread.setDaemon(true);
+            operatorThread.start();
+            for (Thread t : threads) {
+                t.start();
+                Thread.sleep(5);
+            }
+
+            sleepUntil(plan.startNanos + plan.duration.toNanos() / 2);
+            plan.killed();
+            System.out.println("kill at " + (System.nanoTime() - plan.startNanos) / 1_000_000 + "ms");
+            first.kill();
+            second = ChildGateway.start(data, port, logs.get(1), jvm, options);
+            plan.restarted();
+            System.out.println("restarted at " + (System.nanoTime() - plan.startNanos) / 1_000_000 + "ms");
+
+            long deadline = plan.stopStartingNanos + TimeUnit.MINUTES.toNanos(2);
+            for (int i = 0; i < threads.size(); i++) {
+                threads.get(i).join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                if (threads.get(i).isAlive()) {
+                    plan.fail("client " + i + " still busy two minutes after the soak: " + clients.get(i).state);
+                }
+            }
+            // Runs continued by the last approvals finish before the checks.
+            operator.stop = true;
+            operatorThread.join(10_000);
+            Thread.sleep(500);
+            operator.sweep();
+            Thread.sleep(2_000);
+
+            // Netty reports a leaked buffer when a later allocation finds it collected: collect, then allocate.
+            for (int i = 0; i < 3; i++) {
+                second.heapUsedAfterGc();
+                traffic(port);
+            }
+            heap.put("after", second.heapUsedAfterGc());
+            assertThat(second.stop()).as("exit code after SIGTERM").isIn(0, 143);
+        } finally {
+            first.process.destroyForcibly();
+            if (second != null) {
+                second.process.destroyForcibly();
+            }
+        }
+
+        List<String> logLines = new ArrayList<>();
+        Path kept = Files.createDirectories(Path.of("target", "soak-logs"));
+        for (Path log : logs) {
+            logLines.addAll(Files.readAllLines(log, StandardCharsets.UTF_8));
+            Files.copy(log, kept.resolve(log.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        Map<String, Long> stored;
+        try (SqliteConversationStore store = SqliteConversationStore.open(data)) {
+            for (SoakClient c : clients) {
+                checkView(c, store.events(c.conversation, 0, Integer.MAX_VALUE), plan);
+            }
+            stored = checkTranscripts(clients, store, plan);
+        }
+
+        String report = String.join("\n",
+                "clients                 " + plan.clients + " (" + clientsByDialect(clients) + "; "
+                        + clients.stream().filter(c -> c.slow).count() + " slow readers)",
+                "soak                    " + plan.duration.toSeconds() + " s, kill -9 at "
+                        + plan.duration.toSeconds() / 2 + " s, seed " + plan.seed,
+                plan.figures(),
+                stored.entrySet().stream().map(e -> String.format("%-23s %d", e.getKey(), e.getValue()))
+                        .collect(Collectors.joining("\n")),
+                String.format("heap after GC           %.1f MiB before, %.1f MiB after", heap.get("before") / 1048576.0,
+                        heap.get("after") / 1048576.0));
+        System.out.println("Chaos soak\n" + report);
+        Files.writeString(Path.of("target", "soak-report.txt"), report + "\n", StandardCharsets.UTF_8);
+
+        assertThat(logLines).as("Netty's leak detector").noneMatch(l -> l.contains("LEAK:"));
+        assertThat(logLines).as("errors the gateway logged").noneMatch(l -> l.contains(" ERROR "));
+        assertThat(plan.failures).as("failures found").isEmpty();
+        assertThat(plan.resumes.get()).as("clients resumed").isPositive();
+        assertThat(plan.crashDrops.get()).as("connections the kill took").isPositive();
+        assertThat(heap.get("after")).as("heap after the soak, bytes").isLessThanOrEqualTo(
+                heap.get("before") + plan.heapSlackBytes);
+    }
+
+    /** A few runs in three dialects: warms the gateway up, and allocates after a GC. */
+    private static void traffic(int port) {
+        for (int i = 0; i < 5; i++) {
+            try (WsClient hai = WsClient.connect(port, "/hai/ws")) {
+                hai.ask("warm-" + UUID.randomUUID(), "search the rules").untilCompleted();
+            }
+            AguiHttp.run(port, AguiHttp.input("warm-" + UUID.randomUUID(), "hello"));
+        }
+    }
+
+    private static void sleepUntil(long nanos) throws InterruptedException {
+        long left = nanos - System.nanoTime();
+        if (left > 0) {
+            TimeUnit.NANOSECONDS.sleep(left);
+        }
+    }
+
+    private static String clientsByDialect(List<SoakClient> clients) {
+        Map<SoakDialect, Long> n = new EnumMap<>(SoakDialect.class);
+        clients.forEach(c -> n.merge(c.dialect, 1L, Long::sum));
+        return n.entrySet().stream().map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", "));
+    }
+
+    /**
+     * What the client was shown is exactly what is stored: each seq it holds is stored (the text
+     * deltas with their text), and from its first event to its last every stored event its dialect
+     * shows is there, once, in order (the client checked order and duplicates as it went).
+     */
+    private static void checkView(SoakClient c, List<Envelope> log, SoakPlan plan) {
+        Map<Long, Envelope> bySeq = new HashMap<>();
+        log.forEach(e -> bySeq.put(e.seq(), e));
+        String who = "client " + c.index + " (" + c.dialect + ", " + c.conversation + ")";
+        if (c.seqs.isEmpty()) {
+            plan.fail(who + " was shown no event");
+            return;
+        }
+        for (long seq : c.seqs) {
+            if (!bySeq.containsKey(seq)) {
+                plan.fail(who + " was shown seq " + seq + ", which is not stored");
+            }
+        }
+        c.texts.forEach((seq, text) -> {
+            Envelope e = bySeq.get(seq);
+            if (e == null || !(e.event() instanceof Event.TextDelta d) || !d.delta().equals(text)) {
+                plan.fail(who + " was shown text '" + text + "' for seq " + seq + ", stored: " + e);
+            }
+        });
+        if (c.stuck) {
+            plan.fail(who + " stuck after seq " + c.cursor + "; stored after it: " + log.stream()
+                    .filter(e -> e.seq() > c.cursor).limit(8).map(e -> e.seq() + " " + e.event().kind())
+                    .collect(Collectors.joining(", ")));
+        }
+        Set<Long> shown = new HashSet<>(c.seqs);
+        long first = c.seqs.get(0);
+        for (Envelope e : log) {
+            if (e.seq() >= first && e.seq() <= c.cursor && c.dialect.shown.contains(e.event().kind())
+                    && !shown.contains(e.seq())) {
+                plan.fail(who + " missed seq " + e.seq() + " (" + e.event().kind() + ")");
+            }
+        }
+    }
+
+    /**
+     * Every conversation's log is gapless, and every stored run whole: it starts, ends once, each
+     * message's deltas add up to its text and that text is one the demo writes; a run that did
+     * not finish failed as asked ({@code crash}) or by the kill. Returns the store's figures.
+     */
+    private static Map<String, Long> checkTranscripts(List<SoakClient> clients, SqliteConversationStore store,
+                                                      SoakPlan plan) {
+        Map<String, Long> figures = new LinkedHashMap<>();
+        long events = 0;
+        long finished = 0;
+        long failedAsAsked = 0;
+        long failedByKill = 0;
+        for (SoakClient c : clients) {
+            List<Envelope> log = store.events(c.conversation, 0, Integer.MAX_VALUE);
+            events += log.size();
+            Map<String, List<Envelope>> runs = new LinkedHashMap<>();
+            for (int i = 0; i < log.size(); i++) {
+                Envelope e = log.get(i);
+                if (e.seq() != i + 1) {
+                    plan.fail(c.conversation + ": stored seq " + e.seq() + " at position " + (i + 1));
+                }
+                runs.computeIfAbsent(e.runId(), k -> new ArrayList<>()).add(e);
+            }
+            for (Map.Entry<String, List<Envelope>> run : runs.entrySet()) {
+                String where = c.conversation + " run " + run.getKey();
+                List<Envelope> events1 = run.getValue();
+                if (!(events1.get(0).event() instanceof Event.RunStarted)) {
+                    plan.fail(where + " starts with " + events1.get(0).event().kind());
+                }
+                Event last = events1.get(events1.size() - 1).event();
+                long ends = events1.stream().filter(e -> e.event() instanceof Event.RunFinished
+                        || e.event() instanceof Event.RunFailed).count();
+                if (ends != 1 || !(last instanceof Event.RunFinished || last instanceof Event.RunFailed)) {
+                    plan.fail(where + " has " + ends + " ends, the last event " + last.kind());
+                    continue;
+                }
+                Map<String, StringBuilder> texts = new HashMap<>();
+                Set<String> open = new HashSet<>();
+                for (Envelope e : events1) {
+                    if (e.event() instanceof Event.MessageStarted m) {
+                        texts.put(m.messageId(), new StringBuilder());
+                        open.add(m.messageId());
+                    } else if (e.event() instanceof Event.TextDelta d) {
+                        texts.computeIfAbsent(d.messageId(), k -> new StringBuilder()).append(d.delta());
+                    } else if (e.event() instanceof Event.MessageCompleted m) {
+                        open.remove(m.messageId());
+                        String streamed = String.valueOf(texts.get(m.messageId()));
+                        if (!m.text().equals(streamed)) {
+                            plan.fail(where + ": message " + m.messageId() + " streamed '" + streamed
+                                    + "' but completed as '" + m.text() + "'");
+                        }
+                        if (!ANSWERS.contains(m.text())) {
+                            plan.fail(where + ": the demo never writes '" + m.text() + "'");
+                        }
+                    }
+                }
+                if (last instanceof Event.RunFinished) {
+                    finished++;
+                    if (!open.isEmpty()) {
+                        plan.fail(where + " finished with messages never completed: " + open);
+                    }
+                } else if (((Event.RunFailed) last).code() == ErrorCode.INTERNAL && texts.values().stream()
+                        .anyMatch(t -> t.toString().equals("Let me look into that for you"))) {
+                    failedAsAsked++;
+                } else if (((Event.RunFailed) last).code() == ErrorCode.UNAVAILABLE) {
+                    failedByKill++;
+                } else {
+                    plan.fail(where + " failed unasked: " + last);
+                }
+            }
+        }
+        figures.put("events stored", events);
+        figures.put("runs finished", finished);
+        figures.put("runs failed as asked", failedAsAsked);
+        figures.put("runs failed by the kill", failedByKill);
+        if (failedByKill > plan.clients) {
+            plan.fail(failedByKill + " runs failed by the kill, more than the clients that had one running");
+        }
+        return figures;
+    }
+}

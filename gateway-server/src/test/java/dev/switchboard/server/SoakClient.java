@@ -1,0 +1,176 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * One simulated person of the chaos soak: a conversation of its own in one dialect, runs asked
+ * one after another until the soak stops starting them, its connection dropped at random points
+ * and resumed from its cursor, now and then a malformed input. It keeps every stored event it was
+ * shown (by {@code seq}) so the test can hold it against the store.
+ */
+abstract class SoakClient implements Runnable {
+    final int index;
+    final SoakDialect dialect;
+    final String conversation;
+    final boolean slow;
+    final SoakPlan plan;
+    final int port;
+    final Random random;
+
+    /** The seqs this client was shown, each once, in the order it got them. */
+    final List<Long> seqs = new ArrayList<>();
+    /** The text of each seq that was a text delta. */
+    final Map<Long, String> texts = new HashMap<>();
+    /** The highest seq shown: the resume cursor. */
+    long cursor;
+    /** The prompt of the run being asked. */
+    String prompt = "";
+    /** The kill took one of this client's connections: a run may have been left waiting for approval. */
+    boolean outlivedKill;
+    volatile String state = "new";
+    /** Set when the client gave up waiting for its run: the test shows what the store holds after its cursor. */
+    volatile boolean stuck;
+    volatile boolean finished;
+
+    /** The client's last steps, for the report of a client that got stuck. */
+    private final java.util.ArrayDeque<String> trace = new java.util.ArrayDeque<>();
+
+    /** The cursor this connection resumed from, until its first event arrives. */
+    private long resumedFrom = -1;
+
+    SoakClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
+        this.index = index;
+        this.dialect = dialect;
+        this.conversation = conversation;
+        this.slow = slow;
+        this.plan = plan;
+        this.port = port;
+        this.random = new Random(plan.seed * 31 + index);
+    }
+
+    static SoakClient of(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
+        return dialect.webSocket ? new SoakWsClient(index, dialect, conversation, slow, plan, port)
+                : new SoakSseClient(index, dialect, conversation, slow, plan, port);
+    }
+
+    @Override
+    public final void run() {
+        try {
+            open();
+            while (plan.starting()) {
+                if (random.nextDouble() < plan.malformedChance) {
+                    state = "malformed";
+                    malformed(dialect.malformed().get(random.nextInt(dialect.malformed().size())));
+                }
+                prompt = SoakPlan.prompt(random, dialect.asksApprovals());
+                state = "run '" + prompt + "'";
+                plan.runsStarted.incrementAndGet();
+                run(random.nextDouble() < plan.disconnectChance ? 1 + random.nextInt(12) : -1);
+                plan.runsEnded.incrementAndGet();
+                state = "thinking";
+                Thread.sleep(random.nextInt(300));
+            }
+        } catch (InterruptedException e) {
+            fail("interrupted in state " + state);
+        } catch (Throwable t) {
+            fail("stopped in state " + state + ": " + t);
+        } finally {
+            close();
+            finished = true;
+        }
+    }
+
+    /** The first connection, for dialects that hold one. */
+    abstract void open() throws InterruptedException;
+
+    /** Asks for one run and follows it to its end; drops the connection after {@code dropAt} events (-1: never). */
+    abstract void run(int dropAt) throws Exception;
+
+    /** Sends an input that is not a valid request and expects its error, and nothing else. */
+    abstract void malformed(String input) throws Exception;
+
+    abstract void close();
+
+    /** The next connection starts: its first event must come after {@code cursor}. */
+    final void resuming() {
+        resumedFrom = cursor;
+    }
+
+    /** One stored event's frame: in order, and never twice. */
+    final void record(long seq, JsonNode frame) {
+        plan.framesReceived.incrementAndGet();
+        String text = dialect.deltaText(frame);
+        if (seq < cursor) {
+            fail("seq " + seq + " after " + cursor + ": out of order; " + traced());
+        } else if (seq == cursor && resumedFrom == cursor) {
+            fail("seq " + seq + " again after resuming from it: a duplicate");
+        } else if (seq == cursor && text != null && texts.containsKey(seq)) {
+            fail("the text delta of seq " + seq + " twice");
+        } else if (seq > cursor) {
+            seqs.add(seq);
+            cursor = seq;
+        }
+        if (text != null && seq == cursor) {
+            texts.put(seq, text);
+        }
+        resumedFrom = -1;
+    }
+
+    /** A run can't start because one is active or waits for approval: a state VoiceAssist can't see. */
+    static boolean isBusy(JsonNode error) {
+        String s = error.toString();
+        return s.contains("run_in_progress") || s.contains("already active in conversation")
+                || s.contains("has a run waiting for approval");
+    }
+
+    /** Whether a busy answer is one a person of this dialect would meet and retry. */
+    final boolean busyExpected() {
+        return dialect == SoakDialect.VOICE || outlivedKill;
+    }
+
+    /** Notes a step (ms since the soak began), keeping the last 24. */
+    final synchronized void trace(String what) {
+        if (trace.size() == 24) {
+            trace.removeFirst();
+        }
+        trace.addLast((System.nanoTime() - plan.startNanos) / 1_000_000 + "ms " + what);
+    }
+
+    final synchronized String traced() {
+        return String.join(" | ", trace);
+    }
+
+    final void fail(String what) {
+        plan.fail("client " + index + " (" + dialect + ", " + conversation + (slow ? ", slow" : "") + "): " + what);
+    }
+
+    /** A lost connection: the kill's, a slow reader's cut-off, or a failure. */
+    final void lost(String how, boolean slowCutoff) {
+        if (plan.inCrashWindow()) {
+            if (!outlivedKill) {
+                plan.crashDrops.incrementAndGet();
+            }
+            outlivedKill = true;
+        } else if (slowCutoff && slow) {
+            plan.slowCutoffs.incrementAndGet();
+        } else {
+            fail("connection lost in state " + state + " (not the kill's, not a slow reader's): " + how);
+        }
+    }
+
+    final void pause(int maxMillis) throws InterruptedException {
+        Thread.sleep(random.nextInt(maxMillis));
+    }
+
+    final void readSlowly() throws InterruptedException {
+        if (slow) {
+            Thread.sleep(15 + random.nextInt(40));
+        }
+    }
+}

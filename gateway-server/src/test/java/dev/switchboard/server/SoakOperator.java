@@ -1,0 +1,91 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Json;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Random;
+
+/**
+ * The soak's human in the loop, on A2H: polls the approvals every run waits for
+ * ({@code GET /humanlayer/v1/agent/function_calls/pending}) and approves each with
+ * {@code respond}; now and then it sends a malformed decision first, which must get a 4xx.
+ */
+final class SoakOperator implements Runnable {
+    private static final String BASE = "/humanlayer/v1/agent/function_calls";
+
+    private final SoakPlan plan;
+    private final int port;
+    private final Random random;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    volatile boolean stop;
+
+    SoakOperator(SoakPlan plan, int port) {
+        this.plan = plan;
+        this.port = port;
+        this.random = new Random(plan.seed);
+    }
+
+    private HttpResponse<String> send(HttpRequest.Builder b) throws IOException, InterruptedException {
+        return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest.Builder request(String path) {
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + BASE + path));
+    }
+
+    /** One sweep: every approval pending now, approved. */
+    void sweep() throws InterruptedException {
+        try {
+            HttpResponse<String> pending = send(request("/pending?limit=1000"));
+            if (pending.statusCode() != 200) {
+                plan.fail("A2H pending list answered " + pending.statusCode() + ": " + pending.body());
+                return;
+            }
+            for (JsonNode call : Json.MAPPER.readTree(pending.body()).path("items")) {
+                String id = call.path("call_id").asText();
+                if (random.nextDouble() < 0.1) {
+                    plan.malformedSent.incrementAndGet();
+                    HttpResponse<String> bad = send(request("/" + id + "/respond")
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":\"yes please\"}")));
+                    if (bad.statusCode() / 100 == 4) {
+                        plan.provokedErrors.incrementAndGet();
+                    } else {
+                        plan.fail("A2H took a malformed decision: " + bad.statusCode() + " " + bad.body());
+                    }
+                }
+                HttpResponse<String> decided = send(request("/" + id + "/respond")
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":true,\"comment\":\"soak\"}")));
+                if (decided.statusCode() == 200) {
+                    plan.approvalsAnswered.incrementAndGet();
+                } else {
+                    plan.fail("A2H respond to " + id + " answered " + decided.statusCode() + ": " + decided.body());
+                }
+            }
+        } catch (IOException e) {
+            if (!plan.inCrashWindow()) {
+                plan.fail("A2H operator lost the gateway: " + e);
+            }
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (!stop) {
+                sweep();
+                Thread.sleep(150);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.switchboard.server;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The chaos soak's settings, what its clients count, and the failures they find. Settings come
+ * from system properties ({@code -Dsoak.clients=...}) so the same test runs short in CI and long
+ * by hand.
+ */
+final class SoakPlan {
+    final int clients = Integer.getInteger("soak.clients", 240);
+    final Duration duration = Duration.ofSeconds(Integer.getInteger("soak.seconds", 40));
+    final long seed = Long.getLong("soak.seed", System.nanoTime());
+    /** The dialects the clients take turns in (all unless {@code -Dsoak.dialects=HAI,VOICE}). */
+    final List<SoakDialect> dialects = System.getProperty("soak.dialects", "").isBlank()
+            ? List.of(SoakDialect.values())
+            : java.util.Arrays.stream(System.getProperty("soak.dialects").split(",")).map(String::strip)
+                    .map(SoakDialect::valueOf).toList();
+    /** Chance that a run's client drops its connection at a random point of it and resumes. */
+    final double disconnectChance = 0.3;
+    /** Chance that a client sends a malformed frame or body before a run. */
+    final double malformedChance = 0.08;
+    /** One client in this many reads slowly. */
+    final int slowEvery = 7;
+    /** The heap the gateway may still hold after the soak, past what it held before. */
+    final long heapSlackBytes = Long.getLong("soak.heapSlackMiB", 64) << 20;
+    /** The longest a client waits for the next frame of a run before it calls the run stuck. */
+    final Duration frameWait = Duration.ofSeconds(60);
+
+    final long startNanos = System.nanoTime();
+    /** No client starts a run after this. */
+    final long stopStartingNanos = startNanos + duration.toNanos();
+    /** From the kill to some seconds after the restarted gateway answers: drops here are the kill's. */
+    private final AtomicReference<long[]> crashWindow = new AtomicReference<>(new long[] {Long.MAX_VALUE, Long.MAX_VALUE});
+
+    // What the clients did.
+    final AtomicLong runsStarted = new AtomicLong();
+    final AtomicLong runsEnded = new AtomicLong();
+    final AtomicLong plannedDisconnects = new AtomicLong();
+    final AtomicLong resumes = new AtomicLong();
+    final AtomicLong crashDrops = new AtomicLong();
+    final AtomicLong slowCutoffs = new AtomicLong();
+    final AtomicLong malformedSent = new AtomicLong();
+    final AtomicLong provokedErrors = new AtomicLong();
+    final AtomicLong busyRetries = new AtomicLong();
+    final AtomicLong resentRequests = new AtomicLong();
+    final AtomicLong framesReceived = new AtomicLong();
+    final AtomicLong bytesReceived = new AtomicLong();
+    final AtomicLong approvalsAnswered = new AtomicLong();
+    final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+
+    /** The prompts of the demo runtime the clients ask, with their weights. */
+    private static final List<Map.Entry<String, Integer>> PROMPTS = List.of(
+            Map.entry("hello there", 30), Map.entry("search the rules", 20), Map.entry("slow please", 6),
+            Map.entry("benchmark 400", 14), Map.entry("crash now", 5), Map.entry("broken tool", 5),
+            Map.entry("please write the report", 20));
+
+    /** A prompt for one run; approvals only for clients that stay for the decision. */
+    static String prompt(Random random, boolean approvals) {
+        while (true) {
+            int total = PROMPTS.stream().mapToInt(Map.Entry::getValue).sum();
+            int pick = random.nextInt(total);
+            for (Map.Entry<String, Integer> p : PROMPTS) {
+                pick -= p.getValue();
+                if (pick < 0) {
+                    if (approvals || !p.getKey().contains("report")) {
+                        return p.getKey();
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    boolean starting() {
+        return System.nanoTime() < stopStartingNanos;
+    }
+
+    void killed() {
+        crashWindow.set(new long[] {System.nanoTime(), Long.MAX_VALUE});
+    }
+
+    void restarted() {
+        long[] w = crashWindow.get();
+        crashWindow.set(new long[] {w[0], System.nanoTime() + Duration.ofSeconds(15).toNanos()});
+    }
+
+    /** Whether a connection lost now is one the kill took. */
+    boolean inCrashWindow() {
+        long now = System.nanoTime();
+        long[] w = crashWindow.get();
+        return now >= w[0] && now <= w[1];
+    }
+
+    void fail(String what) {
+        failures.add(what);
+    }
+
+    String figures() {
+        return String.join("\n",
+                "runs started            " + runsStarted.get(),
+                "runs ended (seen)       " + runsEnded.get(),
+                "planned disconnects     " + plannedDisconnects.get(),
+                "resumes with a cursor   " + resumes.get(),
+                "clients hit by the kill " + crashDrops.get(),
+                "slow readers cut off    " + slowCutoffs.get(),
+                "malformed inputs sent   " + malformedSent.get(),
+                "their errors received   " + provokedErrors.get(),
+                "busy retries            " + busyRetries.get(),
+                "requests sent again     " + resentRequests.get() + " (lost with a connection the kill took)",
+                "approvals answered (A2H) " + approvalsAnswered.get(),
+                "frames/events received  " + framesReceived.get(),
+                "bytes received          " + bytesReceived.get(),
+                "failures                " + failures.size());
+    }
+}

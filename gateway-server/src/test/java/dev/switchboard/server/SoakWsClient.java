@@ -1,0 +1,267 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Json;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A soak client of a WebSocket dialect (HAI, AG-UI, VoiceAssist) on the JDK's WebSocket. It asks
+ * for each frame only when it has handled the last one, so a slow reader is slow on the wire too.
+ */
+final class SoakWsClient extends SoakClient {
+    private static final HttpClient[] HTTP = new HttpClient[4];
+
+    static {
+        for (int i = 0; i < HTTP.length; i++) {
+            HTTP[i] = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        }
+    }
+
+    /** A closed or failed connection, as its inbox shows it. */
+    private record Closed(String how, boolean slowCutoff) {
+    }
+
+    private Connection connection;
+
+    SoakWsClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
+        super(index, dialect, conversation, slow, plan, port);
+    }
+
+    @Override
+    void open() throws InterruptedException {
+        connect();
+    }
+
+    /** Connects (a live join first, then resuming from the cursor), retrying while the gateway restarts. */
+    private void connect() throws InterruptedException {
+        long deadline = System.nanoTime() + plan.frameWait.toNanos();
+        while (true) {
+            Connection c = new Connection();
+            try {
+                c.ws = HTTP[index % HTTP.length].newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
+                        .buildAsync(URI.create("ws://127.0.0.1:" + port + dialect.wsPath(conversation, cursor)), c)
+                        .get(10, TimeUnit.SECONDS);
+                connection = c;
+                trace("connected after " + cursor);
+                resuming();
+                if (cursor > 0) {
+                    plan.resumes.incrementAndGet();
+                }
+                return;
+            } catch (Exception e) {
+                if (!plan.inCrashWindow() || System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cannot connect: " + e, e);
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private boolean send(String text) throws InterruptedException {
+        try {
+            connection.ws.sendText(text, true).get(10, TimeUnit.SECONDS);
+            trace("sent " + text.substring(0, Math.min(40, text.length())));
+            return true;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            trace("send failed: " + e);
+            return false;
+        }
+    }
+
+    /** Sends the run's request; if the connection is gone, resumes and sends again. */
+    private void ask() throws InterruptedException {
+        String request = dialect.runRequest(conversation, prompt);
+        while (!send(request)) {
+            lost("the request could not be sent", false);
+            connection.abort();
+            connect();
+        }
+    }
+
+    @Override
+    void run(int dropAt) throws Exception {
+        ask();
+        int events = 0;
+        // Lost with the connection before any event of the run: the request may be lost too.
+        boolean unsure = false;
+        while (true) {
+            Object item = connection.take(unsure ? Duration.ofSeconds(3) : plan.frameWait);
+            if (item == null && unsure) {
+                plan.resentRequests.incrementAndGet();
+                unsure = false;
+                ask();
+                continue;
+            }
+            if (item == null) {
+                stuck = true;
+                fail("no frame for " + plan.frameWait.toSeconds() + " s in " + state + " after seq " + cursor + "; "
+                        + traced());
+                throw new IllegalStateException("stuck");
+            }
+            if (item instanceof Closed closed) {
+                trace("lost: " + closed.how);
+                lost(closed.how, closed.slowCutoff);
+                connect();
+                unsure = events == 0;
+                continue;
+            }
+            JsonNode frame = (JsonNode) item;
+            long seq = dialect.seq(frame);
+            if (seq < 0) {
+                if (dialect.isConnectionError(frame) && isBusy(frame) && busyExpected()) {
+                    plan.busyRetries.incrementAndGet();
+                    Thread.sleep(300);
+                    ask();
+                } else if (!(dialect == SoakDialect.VOICE && frame.path("type").asText().equals("connected"))) {
+                    fail("a frame that is no stored event, unasked for, in " + state + ": " + frame);
+                }
+                continue;
+            }
+            record(seq, frame);
+            trace(seq + " " + frame.path("type").asText());
+            unsure = false;
+            if (dialect.endsRun(frame, prompt)) {
+                return;
+            }
+            if (++events == dropAt) {
+                plan.plannedDisconnects.incrementAndGet();
+                connection.abort();
+                pause(800);
+                connect();
+            }
+        }
+    }
+
+    @Override
+    void malformed(String input) throws Exception {
+        plan.malformedSent.incrementAndGet();
+        if (!send(input)) {
+            lost("a malformed frame could not be sent", false);
+            connection.abort();
+            connect();
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            Object item = connection.take(Duration.ofSeconds(10));
+            if (item instanceof Closed closed) {
+                lost(closed.how, closed.slowCutoff);
+                connect();
+                return;
+            }
+            JsonNode frame = (JsonNode) item;
+            if (frame == null) {
+                break;
+            }
+            long seq = dialect.seq(frame);
+            if (seq >= 0) {
+                record(seq, frame);
+            } else if (dialect.isConnectionError(frame) && !isBusy(frame)) {
+                plan.provokedErrors.incrementAndGet();
+                return;
+            } else if (!(dialect == SoakDialect.VOICE && frame.path("type").asText().equals("connected"))) {
+                fail("after the malformed frame " + input + " came " + frame);
+                return;
+            }
+        }
+        fail("no error for the malformed frame " + input);
+    }
+
+    @Override
+    void close() {
+        if (connection != null) {
+            connection.abort();
+        }
+    }
+
+    /** One WebSocket and the frames it received, as JSON, or its end. */
+    private final class Connection implements WebSocket.Listener {
+        private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+        private final StringBuilder partial = new StringBuilder();
+        WebSocket ws;
+
+        /**
+         * The next frame (asking for the one after it), its end, or null after {@code wait}. Every two
+         * quiet seconds it pings: the JDK client can miss the end of a connection whose peer died
+         * while it was reading slowly (no onClose, no onError), and only a failed write shows it.
+         */
+        Object take(Duration wait) throws InterruptedException {
+            long deadline = System.nanoTime() + wait.toNanos();
+            Object item;
+            while ((item = inbox.poll(Math.min(2_000, wait.toMillis()), TimeUnit.MILLISECONDS)) == null) {
+                if (System.nanoTime() > deadline) {
+                    return null;
+                }
+                try {
+                    ws.sendPing(java.nio.ByteBuffer.allocate(0)).get(5, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    return new Closed("a ping failed: " + e.getCause(), true);
+                }
+            }
+            if (item instanceof JsonNode) {
+                readSlowly();
+                ws.request(1);
+            }
+            return item;
+        }
+
+        void abort() {
+            if (ws != null) {
+                ws.abort();
+            }
+        }
+
+        @Override
+        public void onOpen(WebSocket webSocket) {
+            webSocket.request(1);
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            plan.bytesReceived.addAndGet(data.length());
+            partial.append(data);
+            if (!last) {
+                webSocket.request(1);
+                return null;
+            }
+            try {
+                inbox.add(Json.MAPPER.readTree(partial.toString()));
+            } catch (IOException e) {
+                fail("a frame that is not JSON: " + partial);
+                webSocket.request(1);
+            }
+            partial.setLength(0);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket webSocket, java.nio.ByteBuffer data, boolean last) {
+            fail("a binary frame from the gateway");
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            inbox.add(new Closed("close " + statusCode + " " + reason, statusCode == 1013));
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            // A slow reader cut off before its close frame could be sent sees the connection reset.
+            inbox.add(new Closed("error " + error, true));
+        }
+    }
+}
