@@ -66,6 +66,10 @@ final class SoakOperator implements Runnable {
                         .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":true,\"comment\":\"soak\"}")));
                 if (decided.statusCode() == 200) {
                     plan.approvalsAnswered.incrementAndGet();
+                } else if (decided.statusCode() == 409 && decided.body().contains("run_in_progress")) {
+                    // The approval of a run the kill ended continues in a new run, which must wait
+                    // for the run now active in its conversation: ask again on the next sweep.
+                    plan.decisionsDeferred.incrementAndGet();
                 } else {
                     plan.fail("A2H respond to " + id + " answered " + decided.statusCode() + ": " + decided.body());
                 }

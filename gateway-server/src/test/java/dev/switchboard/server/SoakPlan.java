@@ -53,6 +53,7 @@ final class SoakPlan {
     final AtomicLong framesReceived = new AtomicLong();
     final AtomicLong bytesReceived = new AtomicLong();
     final AtomicLong approvalsAnswered = new AtomicLong();
+    final AtomicLong decisionsDeferred = new AtomicLong();
     final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
 
     /** The prompts of the demo runtime the clients ask, with their weights. */
@@ -114,7 +115,8 @@ final class SoakPlan {
                 "their errors received   " + provokedErrors.get(),
                 "busy retries            " + busyRetries.get(),
                 "requests sent again     " + resentRequests.get() + " (lost with a connection the kill took)",
-                "approvals answered (A2H) " + approvalsAnswered.get(),
+                "approvals answered (A2H) " + approvalsAnswered.get() + " (" + decisionsDeferred.get()
+                        + " deferred: the run the kill ended must wait for the one now active)",
                 "frames/events received  " + framesReceived.get(),
                 "bytes received          " + bytesReceived.get(),
                 "failures                " + failures.size());

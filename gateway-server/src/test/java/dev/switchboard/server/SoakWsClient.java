@@ -123,9 +123,10 @@ final class SoakWsClient extends SoakClient {
                     plan.busyRetries.incrementAndGet();
                     Thread.sleep(300);
                     ask();
-                } else if (!(dialect == SoakDialect.VOICE && frame.path("type").asText().equals("connected"))) {
-                    fail("a frame that is no stored event, unasked for, in " + state + ": " + frame);
+                } else if (dialect.isConnectionError(frame)) {
+                    fail("an error unasked for in " + state + ": " + frame + "; " + traced());
                 }
+                // Else a leading frame of an event (its last carries the cursor), or VoiceAssist's connected.
                 continue;
             }
             record(seq, frame);
@@ -170,7 +171,7 @@ final class SoakWsClient extends SoakClient {
             } else if (dialect.isConnectionError(frame) && !isBusy(frame)) {
                 plan.provokedErrors.incrementAndGet();
                 return;
-            } else if (!(dialect == SoakDialect.VOICE && frame.path("type").asText().equals("connected"))) {
+            } else if (dialect.isConnectionError(frame)) {
                 fail("after the malformed frame " + input + " came " + frame);
                 return;
             }
