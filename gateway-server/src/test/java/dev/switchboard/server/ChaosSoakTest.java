@@ -46,6 +46,7 @@ class ChaosSoakTest {
                     + "which requires hazard analysis and temperature control for every food business.",
             IntStream.rangeClosed(1, 50).mapToObj(i -> "chunk " + i).collect(Collectors.joining(" ")) + ".",
             "token ".repeat(400),
+            "token ".repeat(2000),
             "Let me look into that for you",
             "The tool lookup_inspection_records failed (Database connection timeout), "
                     + "so I could not check the inspection records. Please try again later.",
@@ -64,7 +65,7 @@ class ChaosSoakTest {
         if (!extraJvmArgs.isBlank()) {
             jvm.addAll(List.of(extraJvmArgs.strip().split("\\s+")));
         }
-        String[] options = {"--demo-delay-ms", "20", "--rate-limit-runs-per-minute", "0",
+        String[] options = {"--demo-delay-ms", "10", "--rate-limit-runs-per-minute", "0",
             "--max-connections-per-client", "100000", "--max-outbound-bytes", "65536",
             "--socket-send-buffer-bytes", "16384", "--shutdown-grace-seconds", "5"};
         List<Path> logs = List.of(dir.resolve("gateway-1.log"), dir.resolve("gateway-2.log"));
@@ -146,7 +147,9 @@ class ChaosSoakTest {
 
         String report = String.join("\n",
                 "clients                 " + plan.clients + " (" + clientsByDialect(clients) + "; "
-                        + clients.stream().filter(c -> c.slow).count() + " slow readers)",
+                        + clients.stream().filter(c -> c.slow).count() + " slow readers, "
+                        + clients.stream().filter(c -> c instanceof SoakStalledReader).count()
+                        + " of them HAI clients that stop reading for 12-16 s mid-answer)",
                 "soak                    " + plan.duration.toSeconds() + " s, kill -9 at "
                         + plan.duration.toSeconds() / 2 + " s, seed " + plan.seed,
                 plan.figures(),

@@ -55,6 +55,9 @@ abstract class SoakClient implements Runnable {
     }
 
     static SoakClient of(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
+        if (index % plan.stalledEvery == plan.stalledEvery / 2) {
+            return new SoakStalledReader(index, conversation, plan, port);
+        }
         return dialect.webSocket ? new SoakWsClient(index, dialect, conversation, slow, plan, port)
                 : new SoakSseClient(index, dialect, conversation, slow, plan, port);
     }

@@ -28,6 +28,8 @@ final class SoakPlan {
     final double malformedChance = 0.08;
     /** One client in this many reads slowly. */
     final int slowEvery = 7;
+    /** One client in this many is a HAI client that stops reading for seconds mid-answer (SoakStalledReader). */
+    final int stalledEvery = 40;
     /** The heap the gateway may still hold after the soak, past what it held before. */
     final long heapSlackBytes = Long.getLong("soak.heapSlackMiB", 64) << 20;
     /** The longest a client waits for the next frame of a run before it calls the run stuck. */
@@ -110,7 +112,7 @@ final class SoakPlan {
                 "planned disconnects     " + plannedDisconnects.get(),
                 "resumes with a cursor   " + resumes.get(),
                 "clients hit by the kill " + crashDrops.get(),
-                "slow readers cut off    " + slowCutoffs.get(),
+                "slow readers cut off    " + slowCutoffs.get() + " (the outbound bound, close 1013; they resumed)",
                 "malformed inputs sent   " + malformedSent.get(),
                 "their errors received   " + provokedErrors.get(),
                 "busy retries            " + busyRetries.get(),
