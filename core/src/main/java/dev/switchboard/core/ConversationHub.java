@@ -272,6 +272,15 @@ public final class ConversationHub implements AutoCloseable {
                     return;
                 }
             }
+            if (afterSeq >= 0 && replayedUpTo == afterSeq) {
+                boolean idle;
+                synchronized (c) {
+                    idle = c.active == null;
+                }
+                if (idle) {
+                    s.caughtUp();
+                }
+            }
             if (afterSeq < 0 && catchUp && s.answersApprovals()) {
                 for (ApprovalRecord a : store.pendingApprovals(c.id)) {
                     if (a.seq() > from && a.seq() <= replayedUpTo) {

@@ -37,6 +37,14 @@ public interface Subscriber {
     default void prime(java.util.List<Envelope> shown) {
     }
 
+    /**
+     * A resume from a cursor found nothing after it and no run active: the client has seen the
+     * whole conversation. A connection that lives for one run's events (an HTTP stream) can
+     * answer so and end; others stay for what comes next (the default).
+     */
+    default void caughtUp() {
+    }
+
     /** The subscriber fell too far behind and was dropped; it should close (the client may resume). */
     void overflowed();
 

@@ -60,7 +60,8 @@ class ChaosSoakTest {
         SoakPlan plan = new SoakPlan();
         Path data = Files.createDirectories(dir.resolve("data"));
         int port = ChildGateway.freePort();
-        List<String> jvm = new ArrayList<>(List.of("-Xmx512m"));
+        List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-Dlogback.configurationFile="
+                + Path.of(ChaosSoakTest.class.getResource("/soak-logback.xml").toURI())));
         String extraJvmArgs = System.getProperty("soak.jvmArgs", "");
         if (!extraJvmArgs.isBlank()) {
             jvm.addAll(List.of(extraJvmArgs.strip().split("\\s+")));
@@ -145,6 +146,7 @@ class ChaosSoakTest {
             stored = checkTranscripts(clients, store, plan);
         }
 
+        long loggedCutoffs = logLines.stream().filter(l -> l.contains("fell more than")).count();
         String report = String.join("\n",
                 "clients                 " + plan.clients + " (" + clientsByDialect(clients) + "; "
                         + clients.stream().filter(c -> c.slow).count() + " slow readers, "
@@ -155,14 +157,21 @@ class ChaosSoakTest {
                 plan.figures(),
                 stored.entrySet().stream().map(e -> String.format("%-23s %d", e.getKey(), e.getValue()))
                         .collect(Collectors.joining("\n")),
+                "cut-offs the gateway logged " + loggedCutoffs,
                 String.format("heap after GC           %.1f MiB before, %.1f MiB after", heap.get("before") / 1048576.0,
-                        heap.get("after") / 1048576.0));
-        System.out.println("Chaos soak\n" + report);
+                        heap.get("after") / 1048576.0),
+                plan.failures.isEmpty() ? "" : "failures:\n" + String.join("\n", plan.failures));
+        System.out.println("Chaos soak\n" + report.lines().limit(30).collect(Collectors.joining("\n")));
         Files.writeString(Path.of("target", "soak-report.txt"), report + "\n", StandardCharsets.UTF_8);
 
         assertThat(logLines).as("Netty's leak detector").noneMatch(l -> l.contains("LEAK:"));
         assertThat(logLines).as("errors the gateway logged").noneMatch(l -> l.contains(" ERROR "));
+        assertThat(logLines).as("warnings the gateway logged").noneMatch(l -> l.contains(" WARN ")
+                && !l.contains("no --a2h-api-key is configured"));
         assertThat(plan.failures).as("failures found").isEmpty();
+        assertThat(plan.slowCutoffs.get() + plan.streamsEnded.get())
+                .as("connections the clients saw cut off, against the cut-offs the gateway logged")
+                .isLessThanOrEqualTo(loggedCutoffs);
         assertThat(plan.resumes.get()).as("clients resumed").isPositive();
         assertThat(plan.crashDrops.get()).as("connections the kill took").isPositive();
         assertThat(heap.get("after")).as("heap after the soak, bytes").isLessThanOrEqualTo(

@@ -188,6 +188,12 @@ class ResumeTest {
                 "TOOL_CALL_START", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED");
         assertThat(ids(whole.body()).get(0)).isEqualTo(seen.get(0));
 
+        // A client that has seen everything and finds no run active is told so at once: 204.
+        var caughtUp = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events"))
+                .header("Last-Event-ID", Long.toString(seen.get(seen.size() - 1))));
+        assertThat(caughtUp.statusCode()).isEqualTo(204);
+        assertThat(caughtUp.body()).isEmpty();
+
         var bad = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events"))
                 .header("Last-Event-ID", "soon"));
         assertThat(bad.statusCode()).isEqualTo(400);

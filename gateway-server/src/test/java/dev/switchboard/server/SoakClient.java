@@ -153,17 +153,33 @@ abstract class SoakClient implements Runnable {
         plan.fail("client " + index + " (" + dialect + ", " + conversation + (slow ? ", slow" : "") + "): " + what);
     }
 
-    /** A lost connection: the kill's, a slow reader's cut-off, or a failure. */
-    final void lost(String how, boolean slowCutoff) {
+    /** How a connection ended that the client did not end. */
+    enum Loss {
+        /** The gateway said the client was too slow: WebSocket close 1013. */
+        TOO_SLOW,
+        /** It ended with no reason given: a slow reader's forced close, or an SSE stream that stopped. */
+        UNEXPLAINED,
+        /** An error the client met (refused, reset, a failed write). */
+        ERROR
+    }
+
+    /**
+     * A lost connection: the kill's, the gateway's cut-off of a reader that fell behind, or a
+     * failure. An SSE stream that just stops is counted, and the test holds the count against
+     * the cut-offs the gateway logged.
+     */
+    final void lost(String how, Loss loss) {
         if (plan.inCrashWindow()) {
             if (!outlivedKill) {
                 plan.crashDrops.incrementAndGet();
             }
             outlivedKill = true;
-        } else if (slowCutoff && slow) {
+        } else if (loss == Loss.TOO_SLOW || loss == Loss.UNEXPLAINED && slow) {
             plan.slowCutoffs.incrementAndGet();
+        } else if (loss == Loss.UNEXPLAINED && !dialect.webSocket) {
+            plan.streamsEnded.incrementAndGet();
         } else {
-            fail("connection lost in state " + state + " (not the kill's, not a slow reader's): " + how);
+            fail("connection lost in state " + state + " (not the kill's, not a cut-off): " + how);
         }
     }
 

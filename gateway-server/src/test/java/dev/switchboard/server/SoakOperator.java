@@ -9,7 +9,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The soak's human in the loop, on A2H: polls the approvals every run waits for
@@ -40,7 +43,7 @@ final class SoakOperator implements Runnable {
         return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + BASE + path));
     }
 
-    /** One sweep: every approval pending now, approved. */
+    /** One sweep: every approval pending now, approved, the decisions sent side by side. */
     void sweep() throws InterruptedException {
         try {
             HttpResponse<String> pending = send(request("/pending?limit=1000"));
@@ -48,6 +51,7 @@ final class SoakOperator implements Runnable {
                 plan.fail("A2H pending list answered " + pending.statusCode() + ": " + pending.body());
                 return;
             }
+            List<CompletableFuture<Void>> decisions = new ArrayList<>();
             for (JsonNode call : Json.MAPPER.readTree(pending.body()).path("items")) {
                 String id = call.path("call_id").asText();
                 if (random.nextDouble() < 0.1) {
@@ -61,19 +65,15 @@ final class SoakOperator implements Runnable {
                         plan.fail("A2H took a malformed decision: " + bad.statusCode() + " " + bad.body());
                     }
                 }
-                HttpResponse<String> decided = send(request("/" + id + "/respond")
+                decisions.add(http.sendAsync(request("/" + id + "/respond").timeout(Duration.ofSeconds(30))
                         .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":true,\"comment\":\"soak\"}")));
-                if (decided.statusCode() == 200) {
-                    plan.approvalsAnswered.incrementAndGet();
-                } else if (decided.statusCode() == 409 && decided.body().contains("run_in_progress")) {
-                    // The approval of a run the kill ended continues in a new run, which must wait
-                    // for the run now active in its conversation: ask again on the next sweep.
-                    plan.decisionsDeferred.incrementAndGet();
-                } else {
-                    plan.fail("A2H respond to " + id + " answered " + decided.statusCode() + ": " + decided.body());
-                }
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":true,\"comment\":\"soak\"}")).build(),
+                        HttpResponse.BodyHandlers.ofString()).handle((decided, error) -> {
+                            decided(id, decided, error);
+                            return null;
+                        }));
             }
+            CompletableFuture.allOf(decisions.toArray(CompletableFuture[]::new)).join();
         } catch (IOException e) {
             if (!plan.inCrashWindow()) {
                 plan.fail("A2H operator lost the gateway: " + e);
@@ -81,15 +81,36 @@ final class SoakOperator implements Runnable {
         }
     }
 
+    private void decided(String id, HttpResponse<String> decided, Throwable error) {
+        if (error != null) {
+            if (!plan.inCrashWindow()) {
+                plan.fail("A2H respond to " + id + " failed: " + error);
+            }
+        } else if (decided.statusCode() == 200) {
+            plan.approvalsAnswered.incrementAndGet();
+        } else if (decided.statusCode() == 409 && decided.body().contains("run_in_progress")) {
+            // The approval of a run the kill ended continues in a new run, which must wait for
+            // the run now active in its conversation: ask again on the next sweep.
+            plan.decisionsDeferred.incrementAndGet();
+        } else {
+            plan.fail("A2H respond to " + id + " answered " + decided.statusCode() + ": " + decided.body());
+        }
+    }
+
     @Override
     public void run() {
         try {
             while (!stop) {
+                long start = System.nanoTime();
                 sweep();
+                plan.operatorSweeps.incrementAndGet();
+                plan.operatorLongestSweepMs.accumulateAndGet((System.nanoTime() - start) / 1_000_000, Math::max);
                 Thread.sleep(150);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            plan.fail("the A2H operator stopped: " + e);
         }
     }
 }

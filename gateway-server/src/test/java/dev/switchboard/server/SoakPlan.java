@@ -48,6 +48,7 @@ final class SoakPlan {
     final AtomicLong resumes = new AtomicLong();
     final AtomicLong crashDrops = new AtomicLong();
     final AtomicLong slowCutoffs = new AtomicLong();
+    final AtomicLong streamsEnded = new AtomicLong();
     final AtomicLong malformedSent = new AtomicLong();
     final AtomicLong provokedErrors = new AtomicLong();
     final AtomicLong busyRetries = new AtomicLong();
@@ -56,6 +57,8 @@ final class SoakPlan {
     final AtomicLong bytesReceived = new AtomicLong();
     final AtomicLong approvalsAnswered = new AtomicLong();
     final AtomicLong decisionsDeferred = new AtomicLong();
+    final AtomicLong operatorSweeps = new AtomicLong();
+    final AtomicLong operatorLongestSweepMs = new AtomicLong();
     final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
 
     /** The prompts of the demo runtime the clients ask, with their weights. */
@@ -112,13 +115,15 @@ final class SoakPlan {
                 "planned disconnects     " + plannedDisconnects.get(),
                 "resumes with a cursor   " + resumes.get(),
                 "clients hit by the kill " + crashDrops.get(),
-                "slow readers cut off    " + slowCutoffs.get() + " (the outbound bound, close 1013; they resumed)",
+                "readers cut off         " + slowCutoffs.get() + " WebSockets and slow readers, " + streamsEnded.get()
+                        + " SSE streams (the outbound bound; they resumed)",
                 "malformed inputs sent   " + malformedSent.get(),
                 "their errors received   " + provokedErrors.get(),
                 "busy retries            " + busyRetries.get(),
                 "requests sent again     " + resentRequests.get() + " (lost with a connection the kill took)",
                 "approvals answered (A2H) " + approvalsAnswered.get() + " (" + decisionsDeferred.get()
-                        + " deferred: the run the kill ended must wait for the one now active)",
+                        + " deferred: the run the kill ended must wait for the one now active; "
+                        + operatorSweeps.get() + " sweeps, the longest " + operatorLongestSweepMs.get() + " ms)",
                 "frames/events received  " + framesReceived.get(),
                 "bytes received          " + bytesReceived.get(),
                 "failures                " + failures.size());

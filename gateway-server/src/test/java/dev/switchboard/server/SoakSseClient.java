@@ -30,7 +30,7 @@ final class SoakSseClient extends SoakClient {
     }
 
     /** How reading a stream ended. */
-    private enum End { RUN_ENDED, DROPPED, BROKEN }
+    private enum End { RUN_ENDED, DROPPED, BROKEN, NOTHING }
 
     SoakSseClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
         super(index, dialect, conversation, slow, plan, port);
@@ -52,25 +52,27 @@ final class SoakSseClient extends SoakClient {
 
     @Override
     void run(int dropAt) throws Exception {
-        HttpResponse<InputStream> answer = null;
-        while (answer == null) {
+        HttpResponse<InputStream> answer;
+        while (true) {
             try {
                 answer = http().send(request(dialect.postPath()).header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(dialect.runRequest(conversation, prompt))).build(),
                         HttpResponse.BodyHandlers.ofInputStream());
             } catch (IOException e) {
-                // Not sent, or sent and cut: a run it started shows up in the next run's stream.
-                lost("POST " + dialect.postPath() + ": " + e, false);
+                // Not sent, or sent and cut before its answer: a run it started is shown before asking again.
+                lost("POST " + dialect.postPath() + ": " + e, Loss.ERROR);
                 Thread.sleep(200);
+                catchUp();
+                continue;
             }
-        }
-        if (answer.statusCode() != 200) {
+            if (answer.statusCode() == 200) {
+                break;
+            }
             String body = new String(answer.body().readAllBytes(), StandardCharsets.UTF_8);
             if (answer.statusCode() == 409 && busyExpected()) {
                 plan.busyRetries.incrementAndGet();
                 Thread.sleep(300);
-                run(dropAt);
-                return;
+                continue;
             }
             fail("POST " + dialect.postPath() + " answered " + answer.statusCode() + ": " + body);
             return;
@@ -80,31 +82,49 @@ final class SoakSseClient extends SoakClient {
             if (end == End.DROPPED) {
                 plan.plannedDisconnects.incrementAndGet();
                 pause(800);
+            } else if (end == End.NOTHING) {
+                fail("reattached in " + state + " and found nothing after seq " + cursor + ", nor a run; "
+                        + traced());
+                return;
             } else {
-                lost("the stream broke off before the run ended", false);
+                lost("the stream broke off before the run ended", Loss.UNEXPLAINED);
                 Thread.sleep(200);
             }
             end = reattach();
         }
     }
 
-    /** {@code GET .../events} from the cursor: the rest of the run. */
-    private End reattach() throws InterruptedException {
-        HttpRequest.Builder get = request(dialect.reattachPath(conversation)).GET();
-        if (cursor > 0) {
-            get.header("Last-Event-ID", Long.toString(cursor));
+    /** Reattaches until the conversation has nothing after the cursor and no run active (204). */
+    private void catchUp() throws InterruptedException {
+        End end;
+        while ((end = reattach()) != End.NOTHING) {
+            if (end == End.BROKEN) {
+                Thread.sleep(200);
+            }
         }
+    }
+
+    /** {@code GET .../events} from the cursor: the rest of the run, or 204 when there is nothing to resume. */
+    private End reattach() throws InterruptedException {
+        HttpRequest.Builder get = request(dialect.reattachPath(conversation)).GET()
+                .header("Last-Event-ID", Long.toString(cursor));
         try {
             HttpResponse<InputStream> answer = http().send(get.build(), HttpResponse.BodyHandlers.ofInputStream());
+            if (answer.statusCode() == 204) {
+                trace("reattached after " + cursor + ": nothing");
+                return End.NOTHING;
+            }
             if (answer.statusCode() != 200) {
                 String body = new String(answer.body().readAllBytes(), StandardCharsets.UTF_8);
                 fail("GET " + dialect.reattachPath(conversation) + " answered " + answer.statusCode() + ": " + body);
                 throw new IllegalStateException("cannot reattach");
             }
+            trace("reattached after " + cursor);
             resuming();
             plan.resumes.incrementAndGet();
             return read(answer.body(), -1);
         } catch (IOException e) {
+            lost("GET " + dialect.reattachPath(conversation) + ": " + e, Loss.ERROR);
             return End.BROKEN;
         }
     }
@@ -127,6 +147,7 @@ final class SoakSseClient extends SoakClient {
                     // Only the last SSE event of a stored event has its id.
                     if (id >= 0) {
                         record(id, event);
+                        trace(id + " " + event.path("type").asText(event.path("object").asText()));
                     }
                     if (dialect.endsRun(event, prompt)) {
                         return End.RUN_ENDED;
@@ -161,7 +182,7 @@ final class SoakSseClient extends SoakClient {
                 fail("the malformed body " + input + " got " + answer.statusCode() + ": " + answer.body());
             }
         } catch (IOException e) {
-            lost("POST of a malformed body: " + e, false);
+            lost("POST of a malformed body: " + e, Loss.ERROR);
         }
     }
 

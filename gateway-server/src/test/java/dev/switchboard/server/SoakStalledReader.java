@@ -173,7 +173,8 @@ final class SoakStalledReader extends SoakClient {
                 unsure = events == 0;
                 trace("lost: " + e);
                 // Cut off as too slow (1013, or the socket closed when the close frame could not be sent), or the kill.
-                lost(e.toString(), !(e instanceof ClosedByGateway c) || c.code == 1013);
+                lost(e.toString(), e instanceof ClosedByGateway c ? c.code == 1013 ? Loss.TOO_SLOW : Loss.ERROR
+                        : Loss.UNEXPLAINED);
                 close();
                 connect();
                 continue;
@@ -207,7 +208,7 @@ final class SoakStalledReader extends SoakClient {
                 send(0x1, dialect.runRequest(conversation, prompt).getBytes(StandardCharsets.UTF_8));
                 return;
             } catch (IOException e) {
-                lost("the request could not be sent: " + e, false);
+                lost("the request could not be sent: " + e, Loss.ERROR);
                 close();
                 connect();
             }

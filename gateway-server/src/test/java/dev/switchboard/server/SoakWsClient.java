@@ -27,7 +27,7 @@ final class SoakWsClient extends SoakClient {
     }
 
     /** A closed or failed connection, as its inbox shows it. */
-    private record Closed(String how, boolean slowCutoff) {
+    private record Closed(String how, Loss loss) {
     }
 
     private Connection connection;
@@ -83,7 +83,7 @@ final class SoakWsClient extends SoakClient {
     private void ask() throws InterruptedException {
         String request = dialect.runRequest(conversation, prompt);
         while (!send(request)) {
-            lost("the request could not be sent", false);
+            lost("the request could not be sent", Loss.ERROR);
             connection.abort();
             connect();
         }
@@ -111,7 +111,7 @@ final class SoakWsClient extends SoakClient {
             }
             if (item instanceof Closed closed) {
                 trace("lost: " + closed.how);
-                lost(closed.how, closed.slowCutoff);
+                lost(closed.how, closed.loss);
                 connect();
                 unsure = events == 0;
                 continue;
@@ -148,7 +148,7 @@ final class SoakWsClient extends SoakClient {
     void malformed(String input) throws Exception {
         plan.malformedSent.incrementAndGet();
         if (!send(input)) {
-            lost("a malformed frame could not be sent", false);
+            lost("a malformed frame could not be sent", Loss.ERROR);
             connection.abort();
             connect();
             return;
@@ -157,7 +157,7 @@ final class SoakWsClient extends SoakClient {
         while (System.nanoTime() < deadline) {
             Object item = connection.take(Duration.ofSeconds(10));
             if (item instanceof Closed closed) {
-                lost(closed.how, closed.slowCutoff);
+                lost(closed.how, closed.loss);
                 connect();
                 return;
             }
@@ -207,7 +207,7 @@ final class SoakWsClient extends SoakClient {
                 try {
                     ws.sendPing(java.nio.ByteBuffer.allocate(0)).get(5, TimeUnit.SECONDS);
                 } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                    return new Closed("a ping failed: " + e.getCause(), true);
+                    return new Closed("a ping failed: " + e.getCause(), Loss.UNEXPLAINED);
                 }
             }
             if (item instanceof JsonNode) {
@@ -255,14 +255,14 @@ final class SoakWsClient extends SoakClient {
 
         @Override
         public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-            inbox.add(new Closed("close " + statusCode + " " + reason, statusCode == 1013));
+            inbox.add(new Closed("close " + statusCode + " " + reason, statusCode == 1013 ? Loss.TOO_SLOW : Loss.ERROR));
             return null;
         }
 
         @Override
         public void onError(WebSocket webSocket, Throwable error) {
             // A slow reader cut off before its close frame could be sent sees the connection reset.
-            inbox.add(new Closed("error " + error, true));
+            inbox.add(new Closed("error " + error, Loss.UNEXPLAINED));
         }
     }
 }

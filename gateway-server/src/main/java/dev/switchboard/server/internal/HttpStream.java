@@ -263,6 +263,20 @@ final class HttpStream implements Subscriber {
         outbox.prime(shown);
     }
 
+    /** A reattach from a cursor with nothing after it and no run active: 204, nothing to resume. */
+    @Override
+    public void caughtUp() {
+        ctx.executor().execute(() -> {
+            if (!ended && !headSent) {
+                FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NO_CONTENT);
+                HttpUtil.setKeepAlive(res, keepAlive);
+                headSent = true;
+                ctx.write(res);
+                end();
+            }
+        });
+    }
+
     @Override
     public void overflowed() {
         ctx.executor().execute(this::tooSlow);

@@ -1,0 +1,66 @@
+package dev.switchboard.adapter.a2h;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.InMemoryConversationStore;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.RestRequest;
+import dev.switchboard.core.spi.RestResponse;
+import dev.switchboard.core.spi.RestServiceProvider;
+import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.spi.RunHandle;
+import dev.switchboard.core.spi.RunRequest;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Coverage-guided fuzzing of the A2H REST bodies: whatever a caller posts to any endpoint that
+ * takes a body, the answer is a JSON document with a 2xx or 4xx status, never an exception or a 500.
+ */
+class A2hFuzzTest {
+    /** Every endpoint that reads a body: a prefix, a path and the method. */
+    private static final List<String[]> ENDPOINTS = List.of(
+            new String[] {A2hService.HUMANLAYER_PREFIX, "/function_calls"},
+            new String[] {A2hService.HUMANLAYER_PREFIX, "/contact_requests"},
+            new String[] {A2hService.A2H_PREFIX, "/human_contacts"},
+            new String[] {A2hService.A2H_PREFIX, "/humans"},
+            new String[] {A2hService.HUMANLAYER_PREFIX, "/agent/function_calls/%s/respond"},
+            new String[] {A2hService.HUMANLAYER_PREFIX, "/agent/human_contacts/%s/respond"});
+
+    private static final InMemoryConversationStore STORE = new InMemoryConversationStore();
+    private static final ConversationHub HUB = ConversationHub.builder().store(STORE).runtime(new AgentRuntime() {
+        @Override
+        public String id() {
+            return "idle";
+        }
+
+        @Override
+        public RunHandle start(RunRequest request, RunContext context) {
+            context.finish();
+            return () -> { };
+        }
+    }).build();
+    private static final A2hService SERVICE = (A2hService) new A2hServiceProvider().create(
+            new RestServiceProvider.Context(HUB, STORE, key -> Optional.empty()));
+
+    @FuzzTest(maxDuration = "10s")
+    void anyBodyIsAnsweredWithJsonAndNeverA500(FuzzedDataProvider data) throws Exception {
+        String[] endpoint = ENDPOINTS.get(data.consumeInt(0, ENDPOINTS.size() - 1));
+        String path = endpoint[1].contains("%s") ? String.format(endpoint[1], data.consumeString(24)) : endpoint[1];
+        String body = data.consumeRemainingAsString();
+        RestResponse res = SERVICE.handle(new RestRequest("POST", endpoint[0], path, Map.of(), Map.of(), body, true))
+                .toCompletableFuture().join();
+        assertThat(res.status()).as(path + " " + body).isBetween(200, 499);
+        JsonNode json = Json.MAPPER.readTree(res.json());
+        if (res.status() >= 400) {
+            assertThat(json.path("error").path("code").isTextual()).as(res.json()).isTrue();
+        }
+    }
+}
