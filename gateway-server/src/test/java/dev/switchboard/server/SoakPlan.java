@@ -31,7 +31,7 @@ final class SoakPlan {
     /** One client in this many is a HAI client that stops reading for seconds mid-answer (SoakStalledReader). */
     final int stalledEvery = 40;
     /** The heap the gateway may still hold after the soak, past what it held before. */
-    final long heapSlackBytes = Long.getLong("soak.heapSlackMiB", 64) << 20;
+    final long heapSlackBytes = Long.getLong("soak.heapSlackMiB", 32) << 20;
     /** The longest a client waits for the next frame of a run before it calls the run stuck. */
     final Duration frameWait = Duration.ofSeconds(60);
 

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -265,7 +266,7 @@ final class A2hCalls {
      * reject_option_name?}}) or {@code /agent/human_contacts/{id}/respond} ({@code {response,
      * response_option_name?}}): decides the call's approval once; a later decision gets 409.
      */
-    RestResponse respond(Kind kind, String callId, String text, Principal by) {
+    CompletionStage<RestResponse> respond(Kind kind, String callId, String text, Principal by) {
         A2hInput in = new A2hInput();
         ObjectNode body = in.body(text);
         boolean approved;
@@ -282,7 +283,7 @@ final class A2hCalls {
             option = in.optionalText(body, "response_option_name", "response_option_name", A2hInput.MAX_ID_CHARS);
         }
         if (in.failed()) {
-            return A2hService.error(in.error());
+            return CompletableFuture.completedFuture(A2hService.error(in.error()));
         }
         Optional<ObjectNode> doc = load(kind, callId);
         String approvalId;
@@ -292,33 +293,38 @@ final class A2hCalls {
             checkOption(doc.get().at("/call/spec/" + optionsField), option,
                     kind == Kind.FUNCTION_CALL ? "reject_option_name" : "response_option_name", in);
             if (in.failed()) {
-                return A2hService.error(in.error());
+                return CompletableFuture.completedFuture(A2hService.error(in.error()));
             }
         } else if (kind == Kind.FUNCTION_CALL && runApproval(callId).isPresent()) {
             approvalId = callId;
         } else {
-            return notFound(kind, callId);
+            return CompletableFuture.completedFuture(notFound(kind, callId));
         }
-        GatewayError refused;
-        try {
-            refused = await(hub.decideAsOperator(approvalId, approved, feedback, body, by));
-        } catch (HubUnavailable e) {
-            return A2hService.error(e.error);
-        }
-        if (refused != null) {
-            return refused.code() == ErrorCode.CONFLICT
-                    ? A2hService.error(409, ErrorCode.CONFLICT.wireCode(), "this " + kind.noun
-                            + " was already answered; the first answer stands", null)
-                    : A2hService.error(refused);
-        }
-        if (doc.isEmpty()) {
-            return RestResponse.json(200, runView(store.approval(approvalId).orElseThrow()));
-        }
-        if (option != null) {
-            doc.get().put("option_name", option);
-            store.putDocument(kind.collection, callId, doc.get().toString(), true);
-        }
-        return RestResponse.json(200, view(kind, doc.get()));
+        // The answer waits for the decision to be stored, without holding a thread meanwhile.
+        String decided = approvalId;
+        return hub.decideAsOperator(approvalId, approved, feedback, body, by)
+                .orTimeout(HUB_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                // Off the hub's thread, which completes the decision: the answer reads the store.
+                .handleAsync((refused, failure) -> {
+                    if (failure != null) {
+                        return A2hService.error(GatewayError.of(ErrorCode.UNAVAILABLE,
+                                "the gateway could not take the decision now; try again shortly"));
+                    }
+                    if (refused != null) {
+                        return refused.code() == ErrorCode.CONFLICT
+                                ? A2hService.error(409, ErrorCode.CONFLICT.wireCode(), "this " + kind.noun
+                                        + " was already answered; the first answer stands", null)
+                                : A2hService.error(refused);
+                    }
+                    if (doc.isEmpty()) {
+                        return RestResponse.json(200, runView(store.approval(decided).orElseThrow()));
+                    }
+                    if (option != null) {
+                        doc.get().put("option_name", option);
+                        store.putDocument(kind.collection, callId, doc.get().toString(), true);
+                    }
+                    return RestResponse.json(200, view(kind, doc.get()));
+                });
     }
 
     /** An option name must be one the call offered, when it offered any. */

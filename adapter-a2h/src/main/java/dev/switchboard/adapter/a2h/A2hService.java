@@ -52,8 +52,17 @@ final class A2hService implements RestService {
     @Override
     public CompletionStage<RestResponse> handle(RestRequest request) {
         Caller caller = authenticate(request);
-        return CompletableFuture.completedFuture(caller.refusal() != null ? caller.refusal()
-                : route(request, caller.principal()));
+        if (caller.refusal() != null) {
+            return CompletableFuture.completedFuture(caller.refusal());
+        }
+        String[] p = request.path().split("/", -1);
+        // POST /agent/{function_calls|human_contacts}/{id}/respond answers when the decision is stored.
+        if (p.length == 5 && p[1].equals("agent") && p[4].equals("respond") && agentKind(p[2]).isPresent()) {
+            return request.method().equals("POST")
+                    ? calls.respond(agentKind(p[2]).get(), p[3], request.body(), caller.principal())
+                    : CompletableFuture.completedFuture(notAllowed("POST"));
+        }
+        return CompletableFuture.completedFuture(route(request));
     }
 
     private Caller authenticate(RestRequest r) {
@@ -80,7 +89,7 @@ final class A2hService implements RestService {
         return new RestResponse(r.status(), r.json(), Map.of("WWW-Authenticate", "Bearer"));
     }
 
-    private RestResponse route(RestRequest r, Principal by) {
+    private RestResponse route(RestRequest r) {
         String[] p = r.path().length() > 1 ? r.path().substring(1).split("/", -1) : new String[0];
         boolean extended = r.prefix().equals(A2H_PREFIX);
         String m = r.method();
@@ -127,14 +136,6 @@ final class A2hService implements RestService {
                     Optional<A2hCalls.Kind> kind = agentKind(p[1]);
                     if (kind.isPresent()) {
                         return only("GET", m, () -> pending(kind.get(), r));
-                    }
-                }
-                break;
-            case 4:
-                if (p[0].equals("agent") && p[3].equals("respond")) {
-                    Optional<A2hCalls.Kind> kind = agentKind(p[1]);
-                    if (kind.isPresent()) {
-                        return only("POST", m, () -> calls.respond(kind.get(), p[2], r.body(), by));
                     }
                 }
                 break;
