@@ -100,6 +100,37 @@ abstract class SoakClient implements Runnable {
 
     abstract void close();
 
+    /** Opens one connection, or throws. */
+    interface Connect {
+        void attempt() throws Exception;
+    }
+
+    /**
+     * Connects (a live join first, then resuming from the cursor), retrying while the gateway
+     * restarts after the kill.
+     */
+    final void connect(Connect connect) throws InterruptedException {
+        long deadline = System.nanoTime() + plan.frameWait.toNanos();
+        while (true) {
+            try {
+                connect.attempt();
+                trace("connected after " + cursor);
+                resuming();
+                if (cursor > 0) {
+                    plan.resumes.incrementAndGet();
+                }
+                return;
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                if (!plan.inCrashWindow() || System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cannot connect: " + e, e);
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
     /** The next connection starts: its first event must come after {@code cursor}. */
     final void resuming() {
         resumedFrom = cursor;
@@ -130,6 +161,24 @@ abstract class SoakClient implements Runnable {
         String s = error.toString();
         return s.contains("run_in_progress") || s.contains("already active in conversation")
                 || s.contains("has a run waiting for approval");
+    }
+
+    /**
+     * A WebSocket frame without a cursor during a run: true for a busy refusal a person would meet
+     * and retry (after a pause; the caller asks again), a failure for any other error, and
+     * nothing for the leading frames of an event (its last carries the cursor) or VoiceAssist's
+     * connected.
+     */
+    final boolean retryAfter(JsonNode frame) throws InterruptedException {
+        if (dialect.isConnectionError(frame) && isBusy(frame) && busyExpected()) {
+            plan.busyRetries.incrementAndGet();
+            Thread.sleep(300);
+            return true;
+        }
+        if (dialect.isConnectionError(frame)) {
+            fail("an error unasked for in " + state + ": " + frame + "; " + traced());
+        }
+        return false;
     }
 
     /** Whether a busy answer is one a person of this dialect would meet and retry. */

@@ -36,24 +36,14 @@ final class SoakStalledReader extends SoakClient {
     }
 
     private void connect() throws InterruptedException {
-        long deadline = System.nanoTime() + plan.frameWait.toNanos();
-        while (true) {
+        connect(() -> {
             try {
                 handshake();
-                trace("connected after " + cursor);
-                resuming();
-                if (cursor > 0) {
-                    plan.resumes.incrementAndGet();
-                }
-                return;
             } catch (IOException e) {
                 close();
-                if (!plan.inCrashWindow() || System.nanoTime() > deadline) {
-                    throw new IllegalStateException("cannot connect: " + e, e);
-                }
-                Thread.sleep(100);
+                throw e;
             }
-        }
+        });
     }
 
     private void handshake() throws IOException {
@@ -181,12 +171,8 @@ final class SoakStalledReader extends SoakClient {
             }
             long seq = dialect.seq(frame);
             if (seq < 0) {
-                if (dialect.isConnectionError(frame) && isBusy(frame) && busyExpected()) {
-                    plan.busyRetries.incrementAndGet();
-                    Thread.sleep(300);
+                if (retryAfter(frame)) {
                     sendRequest();
-                } else if (dialect.isConnectionError(frame)) {
-                    fail("an error unasked for in " + state + ": " + frame + "; " + traced());
                 }
                 continue;
             }

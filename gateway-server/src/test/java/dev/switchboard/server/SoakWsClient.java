@@ -41,29 +41,14 @@ final class SoakWsClient extends SoakClient {
         connect();
     }
 
-    /** Connects (a live join first, then resuming from the cursor), retrying while the gateway restarts. */
     private void connect() throws InterruptedException {
-        long deadline = System.nanoTime() + plan.frameWait.toNanos();
-        while (true) {
+        connect(() -> {
             Connection c = new Connection();
-            try {
-                c.ws = HTTP[index % HTTP.length].newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
-                        .buildAsync(URI.create("ws://127.0.0.1:" + port + dialect.wsPath(conversation, cursor)), c)
-                        .get(10, TimeUnit.SECONDS);
-                connection = c;
-                trace("connected after " + cursor);
-                resuming();
-                if (cursor > 0) {
-                    plan.resumes.incrementAndGet();
-                }
-                return;
-            } catch (Exception e) {
-                if (!plan.inCrashWindow() || System.nanoTime() > deadline) {
-                    throw new IllegalStateException("cannot connect: " + e, e);
-                }
-                Thread.sleep(100);
-            }
-        }
+            c.ws = HTTP[index % HTTP.length].newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
+                    .buildAsync(URI.create("ws://127.0.0.1:" + port + dialect.wsPath(conversation, cursor)), c)
+                    .get(10, TimeUnit.SECONDS);
+            connection = c;
+        });
     }
 
     private boolean send(String text) throws InterruptedException {
@@ -119,14 +104,9 @@ final class SoakWsClient extends SoakClient {
             JsonNode frame = (JsonNode) item;
             long seq = dialect.seq(frame);
             if (seq < 0) {
-                if (dialect.isConnectionError(frame) && isBusy(frame) && busyExpected()) {
-                    plan.busyRetries.incrementAndGet();
-                    Thread.sleep(300);
+                if (retryAfter(frame)) {
                     ask();
-                } else if (dialect.isConnectionError(frame)) {
-                    fail("an error unasked for in " + state + ": " + frame + "; " + traced());
                 }
-                // Else a leading frame of an event (its last carries the cursor), or VoiceAssist's connected.
                 continue;
             }
             record(seq, frame);

@@ -5,13 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.InMemoryConversationStore;
 import dev.switchboard.core.Json;
-import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.RestRequest;
 import dev.switchboard.core.spi.RestResponse;
 import dev.switchboard.core.spi.RestServiceProvider;
-import dev.switchboard.core.spi.RunContext;
-import dev.switchboard.core.spi.RunHandle;
-import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.testing.FinishingRuntime;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -35,18 +32,8 @@ class A2hFuzzTest {
             new String[] {A2hService.HUMANLAYER_PREFIX, "/agent/human_contacts/%s/respond"});
 
     private static final InMemoryConversationStore STORE = new InMemoryConversationStore();
-    private static final ConversationHub HUB = ConversationHub.builder().store(STORE).runtime(new AgentRuntime() {
-        @Override
-        public String id() {
-            return "idle";
-        }
-
-        @Override
-        public RunHandle start(RunRequest request, RunContext context) {
-            context.finish();
-            return () -> { };
-        }
-    }).build();
+    private static final ConversationHub HUB = ConversationHub.builder().store(STORE)
+            .runtime(new FinishingRuntime()).build();
     private static final A2hService SERVICE = (A2hService) new A2hServiceProvider().create(
             new RestServiceProvider.Context(HUB, STORE, key -> Optional.empty()));
 

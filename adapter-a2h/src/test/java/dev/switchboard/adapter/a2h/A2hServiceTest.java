@@ -9,13 +9,10 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.InMemoryConversationStore;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.RiskLevel;
-import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.RestRequest;
 import dev.switchboard.core.spi.RestResponse;
 import dev.switchboard.core.spi.RestServiceProvider;
-import dev.switchboard.core.spi.RunHandle;
-import dev.switchboard.core.spi.RunRequest;
-import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.testing.FinishingRuntime;
 import dev.switchboard.core.testing.RecordingSubscriber;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -32,18 +29,7 @@ class A2hServiceTest {
     private static final Duration WAIT = Duration.ofSeconds(5);
 
     private final InMemoryConversationStore store = new InMemoryConversationStore();
-    private final ConversationHub hub = ConversationHub.builder().store(store).runtime(new AgentRuntime() {
-        @Override
-        public String id() {
-            return "idle";
-        }
-
-        @Override
-        public RunHandle start(RunRequest request, RunContext context) {
-            context.finish();
-            return () -> { };
-        }
-    }).build();
+    private final ConversationHub hub = ConversationHub.builder().store(store).runtime(new FinishingRuntime()).build();
 
     @AfterEach
     void close() {
