@@ -169,6 +169,11 @@ public final class EndToEnd {
                 LoadResult r = measure(client, gateway, closedPlan(d, clients, settings.framesPerPoint()), otherCpu);
                 dialects.add(r);
                 BenchSuite.log(r.summary());
+                if (r.frames() < r.runs() * settings.chunks()) {
+                    // Every run streams its chunks: fewer frames means the client no longer reads the dialect.
+                    throw new IllegalStateException("the load client counted " + r.frames() + " frames of "
+                            + d.id + " in " + r.runs() + " runs of " + settings.chunks() + " chunks each");
+                }
             }
             return new Results(throughput, halfPeak, dialects, peak, otherCpu[0], (System.nanoTime() - wallStart) / 1e9);
         } finally {

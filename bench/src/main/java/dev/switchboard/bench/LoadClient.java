@@ -449,8 +449,10 @@ public final class LoadClient implements AutoCloseable {
             int to = pending.writerIndex();
             for (int i = from; i + 1 < to; i++) {
                 if (pending.getByte(i) == '\n' && pending.getByte(i + 1) == '\n') {
-                    if (Bytes.indexOf(pending, from, i, DATA) == from) {
-                        frame(pending, from, i);
+                    // An event is an optional "id: <seq>" line and its data line.
+                    int data = Bytes.indexOf(pending, from, i, DATA);
+                    if (data == from || data > from && pending.getByte(data - 1) == '\n') {
+                        frame(pending, data, i);
                     }
                     from = i + 2;
                     i++;
