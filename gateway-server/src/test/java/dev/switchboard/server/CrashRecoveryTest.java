@@ -4,21 +4,37 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.ApprovalRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** kill -9 in the middle of runs, then a restart on the same data directory. */
+/** kill -9 in the middle of runs and with an A2H call waiting, then a restart on the same data directory. */
 class CrashRecoveryTest {
     @TempDir
     Path dir;
+
+    /** A call to the A2H endpoints from this machine (served without a key): a POST with the body, else a GET. */
+    private static HttpResponse<String> a2h(int port, String path, JsonNode body) throws Exception {
+        var b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/humanlayer/v1" + path))
+                .timeout(Duration.ofSeconds(10));
+        if (body != null) {
+            b.header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.toString()));
+        }
+        return HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
 
     @Test
     void afterKillNineEverythingSeenIsStoredTheRunIsFailedAndApprovalsStayAnswerable() throws Exception {
@@ -29,6 +45,9 @@ class CrashRecoveryTest {
         int port = child.port;
         List<String> seen = new ArrayList<>();
         String approvalId;
+        // An agent's A2H call, waiting for a person when the gateway dies.
+        assertThat(a2h(port, "/function_calls", A2hServerTest.functionCall("crash-call", "send_email", null))
+                .statusCode()).isBetween(200, 201);
         try (WsClient streaming = WsClient.connect(port, "/hai/ws"); WsClient approving = WsClient.connect(port, "/hai/ws")) {
             JsonNode request = approving.ask("crash-b", "please write the report")
                     .until(f -> f.path("type").asText().equals("tool_approval_request")).stream()
@@ -73,6 +92,15 @@ class CrashRecoveryTest {
                 assertThat(System.nanoTime()).as("the report run continued after the restart").isLessThan(deadline);
                 Thread.sleep(20);
             }
+
+            // The A2H call is still pending, and answerable.
+            JsonNode pending = Json.MAPPER.readTree(a2h(g.port(), "/agent/function_calls/pending", null).body());
+            assertThat(pending.path("items")).extracting(i -> i.path("call_id").asText()).contains("crash-call");
+            assertThat(a2h(g.port(), "/agent/function_calls/crash-call/respond",
+                    Json.object().put("approved", true).put("comment", "after the crash")).statusCode()).isEqualTo(200);
+            JsonNode call = Json.MAPPER.readTree(a2h(g.port(), "/function_calls/crash-call", null).body());
+            assertThat(call.at("/status/approved").asBoolean()).isTrue();
+            assertThat(call.at("/status/comment").asText()).isEqualTo("after the crash");
         }
     }
 }
