@@ -16,8 +16,10 @@ import static dev.switchboard.core.Event.Kind.MESSAGE_STARTED;
 import static dev.switchboard.core.Event.Kind.RUN_FAILED;
 import static dev.switchboard.core.Event.Kind.RUN_FINISHED;
 import static dev.switchboard.core.Event.Kind.RUN_STARTED;
+import static dev.switchboard.core.Event.Kind.STEP_FINISHED;
 import static dev.switchboard.core.Event.Kind.STEP_STARTED;
 import static dev.switchboard.core.Event.Kind.TEXT_DELTA;
+import static dev.switchboard.core.Event.Kind.TOOL_CALL_ARGS;
 import static dev.switchboard.core.Event.Kind.TOOL_CALL_COMPLETED;
 import static dev.switchboard.core.Event.Kind.TOOL_CALL_STARTED;
 import static dev.switchboard.core.Event.Kind.TOOL_RESULT;
@@ -30,11 +32,12 @@ import static dev.switchboard.core.Event.Kind.TOOL_RESULT;
 enum SoakDialect {
     HAI(true, EnumSet.of(RUN_STARTED, TEXT_DELTA, MESSAGE_COMPLETED, TOOL_CALL_COMPLETED, TOOL_RESULT,
             APPROVAL_REQUESTED, RUN_FINISHED, RUN_FAILED)),
-    // Every AG-UI connection reads as a stream of its own: it closes only the steps it opened, and
-    // the arguments of a call it did not see start come whole with the call's end.
-    AGUI_WS(true, EnumSet.of(RUN_STARTED, STEP_STARTED, MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED,
-            TOOL_CALL_STARTED, TOOL_CALL_COMPLETED, TOOL_RESULT, APPROVAL_REQUESTED, RUN_FINISHED, RUN_FAILED)),
+    AGUI_WS(true, EnumSet.of(RUN_STARTED, STEP_STARTED, STEP_FINISHED, MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED,
+            TOOL_CALL_STARTED, TOOL_CALL_ARGS, TOOL_CALL_COMPLETED, TOOL_RESULT, APPROVAL_REQUESTED, RUN_FINISHED,
+            RUN_FAILED)),
     VOICE(true, EnumSet.of(MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED, RUN_FAILED)),
+    // Every AG-UI SSE response reads as a stream of its own: it closes only the steps it opened, and
+    // the arguments of a call it did not see start come whole with the call's end.
     AGUI_SSE(false, EnumSet.of(RUN_STARTED, STEP_STARTED, MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED,
             TOOL_CALL_STARTED, TOOL_CALL_COMPLETED, TOOL_RESULT, RUN_FINISHED, RUN_FAILED)),
     AGENTSCOPE(false, EnumSet.of(RUN_STARTED, MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED, TOOL_CALL_COMPLETED,

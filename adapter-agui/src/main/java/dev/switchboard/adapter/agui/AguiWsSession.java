@@ -80,15 +80,6 @@ final class AguiWsSession implements DialectSession {
         }
     }
 
-    /** A run the client saw start before it resumed goes on here without a second RUN_STARTED. */
-    @Override
-    public void prime(Envelope envelope) {
-        switch (envelope.event().kind()) {
-            case RUN_FINISHED, RUN_FAILED -> runs.remove(envelope.runId());
-            default -> run(envelope).prime(envelope.event());
-        }
-    }
-
     @Override
     public void encodeError(GatewayError error, FrameWriter out) throws IOException {
         AguiEvents.agoraError(out, clock.getAsLong(), error);
