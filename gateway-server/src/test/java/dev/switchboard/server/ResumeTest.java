@@ -171,7 +171,15 @@ class ResumeTest {
         String first = http(java.net.http.HttpRequest.newBuilder(uri("/agui"))
                 .POST(java.net.http.HttpRequest.BodyPublishers.ofString(input.toString()))).body();
         List<Long> seen = ids(first);
-        long cursor = seen.get(seen.size() / 2);
+        // Reattach right after the answer's last delta: its end must not bring the text again.
+        long lastDelta = 0;
+        for (String block : first.split("\n\n")) {
+            if (block.startsWith("id: ") && block.contains("\"TEXT_MESSAGE_CONTENT\"")) {
+                lastDelta = Long.parseLong(block.lines().findFirst().orElseThrow().substring(4));
+            }
+        }
+        long cursor = lastDelta;
+        assertThat(cursor).isPositive();
 
         var again = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events"))
                 .header("Last-Event-ID", Long.toString(cursor)));
@@ -182,6 +190,21 @@ class ResumeTest {
         // One core event may be several AG-UI events: they share its id.
         assertThat(ids(again.body()).stream().distinct().toList()).allSatisfy(id -> assertThat(id).isGreaterThan(cursor))
                 .containsExactlyElementsOf(seen.stream().filter(id -> id > cursor).distinct().toList());
+
+        // The text the client had before its cursor and the text after it make the answer, each once.
+        StringBuilder before = new StringBuilder();
+        List<JsonNode> pendingEvents = new java.util.ArrayList<>();
+        for (String block : first.split("\n\n")) {
+            List<String> lines = block.lines().toList();
+            pendingEvents.add(Json.MAPPER.readTree(lines.get(lines.size() - 1).substring("data: ".length())));
+            if (lines.get(0).startsWith("id: ")) {
+                if (Long.parseLong(lines.get(0).substring(4)) <= cursor) {
+                    before.append(AguiHttp.text(pendingEvents));
+                }
+                pendingEvents.clear();
+            }
+        }
+        assertThat(before + AguiHttp.text(events)).isEqualTo(AguiHttp.text(AguiHttp.events(first)));
 
         var whole = http(java.net.http.HttpRequest.newBuilder(uri("/agui/threads/" + thread + "/events")));
         assertThat(AguiHttp.types(AguiHttp.events(whole.body()))).containsSubsequence("RUN_STARTED",
