@@ -137,8 +137,13 @@ class ResumeTest {
                 .put("content", "hello");
         long lastDelta;
         try (WsClient agui = gateway.connect("/agui/ws?threadId=" + thread)) {
-            lastDelta = agui.send(in.toString()).until(e -> e.path("type").asText().equals("RUN_FINISHED")).stream()
-                    .filter(e -> e.path("type").asText().equals("TEXT_MESSAGE_CONTENT"))
+            List<JsonNode> run = agui.send(in.toString()).until(e -> e.path("type").asText().equals("RUN_FINISHED"));
+            // The run's start is two AG-UI events of one stored event: only the second carries its cursor.
+            assertThat(run.get(0).path("type").asText()).isEqualTo("RUN_STARTED");
+            assertThat(run.get(0).has("metadata")).isFalse();
+            assertThat(run.get(1).path("type").asText()).isEqualTo("STATE_SNAPSHOT");
+            assertThat(run.get(1).path("metadata").path("seq").asLong()).isPositive();
+            lastDelta = run.stream().filter(e -> e.path("type").asText().equals("TEXT_MESSAGE_CONTENT"))
                     .mapToLong(e -> e.path("metadata").path("seq").asLong()).max().orElseThrow();
         }
         try (WsClient agui = gateway.connect("/agui/ws?threadId=" + thread + "&last_seq=" + lastDelta)) {
