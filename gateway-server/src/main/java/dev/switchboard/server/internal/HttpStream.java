@@ -72,7 +72,7 @@ final class HttpStream implements Subscriber {
         this.principal = principal;
         this.keepAlive = keepAlive;
         this.onEnd = onEnd;
-        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::catchUp);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn);
         this.bodyWriter = new NettyFrameWriter(ctx, new byte[0], new byte[0], this::sendBody);
         this.streamWriter = exchange.streaming()
                 ? new NettyFrameWriter(ctx, SSE_PREFIX, SSE_SUFFIX, this::sendEvent) : bodyWriter;
@@ -93,7 +93,7 @@ final class HttpStream implements Subscriber {
     }
 
     /** The exchange takes in an event its client was shown before it reattached; nothing is sent. */
-    private void catchUp(Envelope e) {
+    private void takeIn(Envelope e) {
         if (ended) {
             return;
         }

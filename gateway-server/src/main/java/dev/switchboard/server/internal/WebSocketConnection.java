@@ -76,7 +76,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         this.principal = principal;
         this.clientKey = clientKey;
         this.adapter = chosen;
-        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::catchUp);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn);
     }
 
     @Override
@@ -213,7 +213,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     }
 
     /** The session takes in an event its client was shown before it resumed; nothing is sent. */
-    private void catchUp(Envelope e) {
+    private void takeIn(Envelope e) {
         try {
             session.prime(e);
         } catch (IOException | RuntimeException ex) {
