@@ -66,6 +66,41 @@ class ResumeTest {
     }
 
     @Test
+    void theReadmeResumeUrlOnTheSharedPathReplaysBeforeTheClientSendsAnything() {
+        String s = UUID.randomUUID().toString();
+        long cursor;
+        try (WsClient c = gateway.connect("/ws")) {
+            cursor = lastSeq(c.ask(s, "hello").untilCompleted());
+        }
+        try (WsClient other = gateway.connect("/hai/ws")) {
+            other.ask(s, "search the rules").untilCompleted();
+        }
+        // No subprotocol and no frame sent: session_id alone chooses HAI at the upgrade.
+        try (WsClient back = gateway.connect("/ws?session_id=" + s + "&last_seq=" + cursor)) {
+            List<JsonNode> missed = back.untilCompleted();
+            assertThat(missed.get(0).path("seq").asLong()).isEqualTo(cursor + 1);
+            assertThat(missed).anyMatch(f -> f.path("type").asText().equals("tool_call"));
+        }
+    }
+
+    @Test
+    void aThreadIdOnTheSharedPathChoosesAguiAndReplaysAtOnce() {
+        String thread = UUID.randomUUID().toString();
+        long cursor;
+        try (WsClient c = gateway.connect("/hai/ws")) {
+            cursor = lastSeq(c.ask(thread, "hello").untilCompleted());
+        }
+        try (WsClient other = gateway.connect("/hai/ws")) {
+            other.ask(thread, "one more").untilCompleted();
+        }
+        try (WsClient back = gateway.connect("/ws?threadId=" + thread + "&last_seq=" + cursor)) {
+            List<JsonNode> missed = back.until(e -> e.path("type").asText().equals("RUN_FINISHED"));
+            assertThat(missed.get(0).path("type").asText()).isEqualTo("RUN_STARTED");
+            assertThat(missed.get(missed.size() - 1).path("metadata").path("seq").asLong()).isGreaterThan(cursor);
+        }
+    }
+
+    @Test
     void joiningMidRunWithoutACursorShowsTheRunFromItsStart() {
         String s = UUID.randomUUID().toString();
         try (WsClient starter = gateway.connect("/hai/ws")) {

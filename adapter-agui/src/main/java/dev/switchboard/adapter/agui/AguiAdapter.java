@@ -21,6 +21,9 @@ import java.util.Set;
 public final class AguiAdapter implements WireAdapter {
     static final String ID = "agui";
 
+    /** The URL query parameter naming the conversation a connection joins at once. */
+    static final String CONVERSATION_PARAMETER = "threadId";
+
     private final AdapterContext context;
 
     public AguiAdapter(AdapterContext context) {
@@ -60,6 +63,11 @@ public final class AguiAdapter implements WireAdapter {
     }
 
     @Override
+    public Optional<String> conversationParameter() {
+        return Optional.of(CONVERSATION_PARAMETER);
+    }
+
+    @Override
     public boolean answersApprovals() {
         return true;
     }
@@ -78,7 +86,7 @@ public final class AguiAdapter implements WireAdapter {
     @Override
     public DialectSession newSession(SessionContext session) {
         return new AguiWsSession(context.maxContentChars(), System::currentTimeMillis,
-                Cursors.openingJoin(session, "threadId"));
+                Cursors.openingJoin(session, CONVERSATION_PARAMETER));
     }
 
     /** {@code GET /agui/threads/<id>/events} reattaches to a conversation's stream. */

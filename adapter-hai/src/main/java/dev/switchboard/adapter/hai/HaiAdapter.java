@@ -11,6 +11,7 @@ import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -19,6 +20,9 @@ import java.util.Set;
  */
 public final class HaiAdapter implements WireAdapter {
     static final String ID = "hai";
+
+    /** The URL query parameter naming the conversation a connection joins at once. */
+    static final String CONVERSATION_PARAMETER = "session_id";
 
     private final AdapterContext context;
 
@@ -65,6 +69,11 @@ public final class HaiAdapter implements WireAdapter {
     }
 
     @Override
+    public Optional<String> conversationParameter() {
+        return Optional.of(CONVERSATION_PARAMETER);
+    }
+
+    @Override
     public boolean answersApprovals() {
         return true;
     }
@@ -81,6 +90,6 @@ public final class HaiAdapter implements WireAdapter {
 
     @Override
     public DialectSession newSession(SessionContext session) {
-        return new HaiSession(context.maxContentChars(), Cursors.openingJoin(session, "session_id"));
+        return new HaiSession(context.maxContentChars(), Cursors.openingJoin(session, CONVERSATION_PARAMETER));
     }
 }

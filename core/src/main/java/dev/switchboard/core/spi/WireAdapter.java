@@ -29,6 +29,16 @@ public interface WireAdapter {
         return false;
     }
 
+    /**
+     * The query parameter that names this dialect's conversation in a WebSocket URL ({@code
+     * session_id}, {@code threadId}), if it has one. On a shared path a query naming it chooses this
+     * dialect at the upgrade, so a client that reconnects with {@code ?<param>=<id>&last_seq=<n>} is
+     * joined and replayed before it sends anything.
+     */
+    default Optional<String> conversationParameter() {
+        return Optional.empty();
+    }
+
     /** Looks at the first text frame of a connection on a shared path. */
     default Probe probe(String firstFrame) {
         return Probe.NO_MATCH;

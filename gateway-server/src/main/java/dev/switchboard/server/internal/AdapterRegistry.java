@@ -94,6 +94,21 @@ public final class AdapterRegistry {
         return Optional.empty();
     }
 
+    /**
+     * The dialects of a path whose conversation parameter ({@link WireAdapter#conversationParameter})
+     * the query names with a non-blank value: one of them chooses its dialect at the upgrade.
+     */
+    public List<WireAdapter> byConversationParameter(String path, Map<String, List<String>> query) {
+        List<WireAdapter> named = new ArrayList<>();
+        for (WireAdapter a : forPath(path)) {
+            Optional<String> param = a.conversationParameter();
+            if (param.isPresent() && query.getOrDefault(param.get(), List.of()).stream().anyMatch(v -> !v.isBlank())) {
+                named.add(a);
+            }
+        }
+        return named;
+    }
+
     /** Comma-separated subprotocols offered on a path, or null for none. */
     public String subprotocolsOf(String path) {
         List<String> all = new ArrayList<>();

@@ -320,7 +320,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + path, subprotocols, decoderConfig);
         WebSocketServerHandshaker handshaker = factory.newHandshaker(req);
         if (handshaker == null) {
-            WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
+            WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel())
+                    .addListener(ChannelFutureListener.CLOSE);
             return;
         }
         String requested = req.headers().get(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL);
@@ -335,6 +336,18 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         if (chosen == null && adapters.forPath(path).size() == 1) {
             chosen = adapters.forPath(path).get(0);
+        }
+        if (chosen == null) {
+            List<WireAdapter> named = adapters.byConversationParameter(path, uri.parameters());
+            if (named.size() > 1) {
+                sendError(ctx, req, HttpResponseStatus.BAD_REQUEST, "invalid_request", "the query names the "
+                        + "conversation of " + named.size() + " dialects (" + describeParameters(named)
+                        + "); name one, or choose the dialect with Sec-WebSocket-Protocol");
+                return;
+            }
+            if (named.size() == 1) {
+                chosen = named.get(0);
+            }
         }
         Principal principal = authenticate(ctx, req, uri);
         if (principal == null) {
@@ -371,6 +384,17 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 ctx.close();
             }
         });
+    }
+
+    private static String describeParameters(List<WireAdapter> dialects) {
+        StringBuilder sb = new StringBuilder();
+        for (WireAdapter a : dialects) {
+            if (sb.length() > 0) {
+                sb.append(", ");
+            }
+            sb.append(a.conversationParameter().orElseThrow()).append(" of ").append(a.id());
+        }
+        return sb.toString();
     }
 
     /** Answers {@code {"error":{"code","message"}}} with the status. */
@@ -413,7 +437,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, buf);
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
         HttpUtil.setContentLength(res, buf.readableBytes());
-        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        // A refused WebSocket upgrade ends the connection: the client asked for no further HTTP on it.
+        boolean keepAlive = HttpUtil.isKeepAlive(req) && !isUpgrade(req);
         HttpUtil.setKeepAlive(res, keepAlive);
         headers.accept(res);
         if (req.method() == HttpMethod.HEAD) {
