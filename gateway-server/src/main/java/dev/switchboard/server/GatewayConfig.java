@@ -1,16 +1,26 @@
 package dev.switchboard.server;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The gateway's configuration. Each option is a command-line flag {@code --name}, an
@@ -23,9 +33,10 @@ public final class GatewayConfig {
     /** Every option, with its default and its limits. */
     public enum Option {
         HOST("host", "127.0.0.1", "address to listen on", Kind.TEXT, 0, 0),
+        LOG_LEVEL("log-level", "info", "how much the gateway logs", "trace", "debug", "info", "warn", "error"),
         PORT("port", "8000", "TCP port; 0 picks a free one", Kind.INT, 0, 65_535),
         DATA_DIR("data-dir", "./data", "directory of the SQLite history file", Kind.TEXT, 0, 0),
-        RUNTIME("runtime", "demo", "agent runtime: demo, or the id of an installed runtime module", Kind.TEXT, 0, 0),
+        RUNTIME("runtime", "demo", "agent runtime: the id of an installed runtime module", Kind.TEXT, 0, 0),
         DEMO_DELAY_MS("demo-delay-ms", "30", "demo runtime's pause between streamed chunks in ms; 0 = none",
                 Kind.INT, 0, 60_000),
         MAX_FRAME_BYTES("max-frame-bytes", "65536", "largest inbound WebSocket message in bytes",
@@ -89,28 +100,48 @@ public final class GatewayConfig {
         private final Kind kind;
         private final int min;
         private final int max;
+        private final List<String> choices;
         private final String envName;
+        /** A second variable read too, a spelling earlier releases documented. */
+        private final String envAlias;
 
         Option(String key, String defaultValue, String help, Kind kind, int min, int max) {
             this(key, defaultValue, help, kind, min, max, null);
         }
 
-        Option(String key, String defaultValue, String help, Kind kind, int min, int max, String envName) {
+        Option(String key, String defaultValue, String help, Kind kind, int min, int max, String envAlias) {
+            this(key, defaultValue, help, kind, min, max, List.of(), envAlias);
+        }
+
+        Option(String key, String defaultValue, String help, String... choices) {
+            this(key, defaultValue, help, Kind.CHOICE, 0, 0, List.of(choices), null);
+        }
+
+        Option(String key, String defaultValue, String help, Kind kind, int min, int max, List<String> choices,
+               String envAlias) {
             this.key = key;
             this.defaultValue = defaultValue;
             this.help = help;
             this.kind = kind;
             this.min = min;
             this.max = max;
-            this.envName = envName != null ? envName : "SWITCHBOARD_" + key.toUpperCase(Locale.ROOT).replace('-', '_');
+            this.choices = choices;
+            this.envName = "SWITCHBOARD_" + key.toUpperCase(Locale.ROOT).replace('-', '_');
+            this.envAlias = envAlias;
         }
 
         public String key() {
             return key;
         }
 
+        /** The environment variable of the option, {@code SWITCHBOARD_<KEY>}. */
         public String envName() {
             return envName;
+        }
+
+        /** Every environment variable the option is read from. */
+        List<String> envNames() {
+            return envAlias == null ? List.of(envName) : List.of(envName, envAlias);
         }
 
         /** What the option accepts, for messages and {@code --help}. */
@@ -121,6 +152,7 @@ public final class GatewayConfig {
                 case TEXT -> "text";
                 case LIST -> "text; repeat the flag for several (in the environment: comma- or newline-separated)";
                 case JSON -> "a JSON array or object";
+                case CHOICE -> "one of " + String.join(", ", choices);
             };
         }
 
@@ -134,7 +166,9 @@ public final class GatewayConfig {
         }
     }
 
-    private enum Kind { TEXT, INT, BOOL, LIST, JSON }
+    private enum Kind { TEXT, INT, BOOL, LIST, JSON, CHOICE }
+
+    private static final String ENV_PREFIX = "SWITCHBOARD_";
 
     /** Separates the values of a repeatable option. */
     private static final String LIST_SEPARATOR = "\n";
@@ -147,12 +181,22 @@ public final class GatewayConfig {
     }
 
     private final Map<Option, String> values;
+    /** The options given a value (by flag, environment, file or builder) rather than left at their default. */
+    private final Set<Option> given;
+    private final List<String> warnings;
 
-    private GatewayConfig(Map<Option, String> values) {
+    private GatewayConfig(Map<Option, String> values, Set<Option> given, List<String> warnings) {
         this.values = values;
+        this.given = given;
+        this.warnings = List.copyOf(warnings);
         for (Option o : Option.values()) {
             check(o, values.get(o), "");
         }
+    }
+
+    /** What parsing found suspicious but not wrong (a variable naming no option), for the start-up log. */
+    public List<String> warnings() {
+        return warnings;
     }
 
     /** The defaults. */
@@ -204,30 +248,90 @@ public final class GatewayConfig {
         if (openAiKey != null && !openAiKey.isBlank()) {
             envValues.put(Option.OPENAI_API_KEY, openAiKey);
         }
+        Set<String> known = new HashSet<>();
         for (Option o : Option.values()) {
-            String v = env.get(o.envName());
-            if (v != null) {
+            for (String name : o.envNames()) {
+                known.add(name);
+                String v = env.get(name);
+                if (v == null) {
+                    continue;
+                }
                 if (o.kind == Kind.LIST) {
                     v = String.join(LIST_SEPARATOR, v.contains("\n") ? v.split("\n") : v.split(","));
                 }
-                check(o, v, "environment variable " + o.envName());
-                envValues.put(o, v);
+                check(o, v, "environment variable " + name);
+                envValues.merge(o, v, (a, b) -> o.kind == Kind.LIST ? a + LIST_SEPARATOR + b : b);
             }
         }
-        String configFile = flags.getOrDefault(Option.CONFIG, envValues.getOrDefault(Option.CONFIG, ""));
         Builder b = builder();
+        env.keySet().stream().filter(name -> name.startsWith(ENV_PREFIX) && !known.contains(name)).sorted()
+                .forEach(name -> b.warnings.add("environment variable " + name + " names no option and is ignored"
+                        + nearest(name.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-'))
+                                .map(o -> " (did you mean " + o.envName() + "?)").orElse("")));
+        String configFile = flags.getOrDefault(Option.CONFIG, envValues.getOrDefault(Option.CONFIG, ""));
         if (!configFile.isEmpty()) {
-            b.values.putAll(readFile(Path.of(configFile)));
+            b.putAll(readFile(Path.of(configFile)));
         }
-        b.values.putAll(envValues);
-        b.values.putAll(flags);
+        b.putAll(envValues);
+        b.putAll(flags);
         return b.build();
     }
 
+    /** The option whose key is one edit away from {@code key}, if there is exactly one. */
+    private static Optional<Option> nearest(String key) {
+        Option found = null;
+        for (Option o : Option.values()) {
+            if (oneEditApart(o.key, key)) {
+                if (found != null) {
+                    return Optional.empty();
+                }
+                found = o;
+            }
+        }
+        return Optional.ofNullable(found);
+    }
+
+    /** Whether one insertion, deletion, replacement or swap of neighbours turns {@code a} into {@code b}. */
+    private static boolean oneEditApart(String a, String b) {
+        if (a.equals(b) || Math.abs(a.length() - b.length()) > 1) {
+            return false;
+        }
+        int i = 0;
+        while (i < Math.min(a.length(), b.length()) && a.charAt(i) == b.charAt(i)) {
+            i++;
+        }
+        if (a.length() != b.length()) {
+            String longer = a.length() > b.length() ? a : b;
+            String shorter = longer == a ? b : a;
+            return longer.substring(i + 1).equals(shorter.substring(i));
+        }
+        if (a.substring(i + 1).equals(b.substring(i + 1))) {
+            return true;
+        }
+        return i + 1 < a.length() && a.charAt(i) == b.charAt(i + 1) && a.charAt(i + 1) == b.charAt(i)
+                && a.substring(i + 2).equals(b.substring(i + 2));
+    }
+
     private static Map<Option, String> readFile(Path file) {
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException("cannot read config file " + file + ": it does not exist");
+        } catch (AccessDeniedException e) {
+            throw new ConfigException("cannot read config file " + file + ": permission denied");
+        } catch (IOException e) {
+            throw new ConfigException("cannot read config file " + file + ": "
+                    + (Files.isDirectory(file) ? "it is a directory" : e.getMessage()));
+        }
         JsonNode root;
         try {
-            root = Json.MAPPER.readTree(Files.readAllBytes(file));
+            root = Json.MAPPER.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
+            throw new ConfigException("config file " + file + " is not valid JSON"
+                    + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
+                    + ": " + e.getOriginalMessage().lines().findFirst().orElse(""));
         } catch (IOException e) {
             throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
         }
@@ -247,7 +351,7 @@ public final class GatewayConfig {
             if (o.kind == Kind.JSON) {
                 text = v.toString();
             } else if (o.kind == Kind.LIST && v.isArray()) {
-                java.util.List<String> items = new java.util.ArrayList<>();
+                List<String> items = new ArrayList<>();
                 v.forEach(item -> items.add(item.asText()));
                 text = String.join(LIST_SEPARATOR, items);
             } else if (!v.isValueNode() || v.isNull()) {
@@ -280,6 +384,11 @@ public final class GatewayConfig {
                     throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
                 }
             }
+            case CHOICE -> {
+                if (!o.choices.contains(value.strip().toLowerCase(Locale.ROOT))) {
+                    throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
+                }
+            }
             case TEXT, LIST -> {
                 if (value.isBlank() && !o.defaultValue.isEmpty()) {
                     throw new ConfigException(place + " must not be empty");
@@ -298,6 +407,11 @@ public final class GatewayConfig {
         }
     }
 
+    /** Whether the option was given a value rather than left at its default. */
+    public boolean isGiven(Option o) {
+        return given.contains(o);
+    }
+
     /** The raw text of an option. */
     public String get(Option o) {
         return values.get(o);
@@ -309,9 +423,9 @@ public final class GatewayConfig {
     }
 
     /** Every value of a repeatable option (empty when none). */
-    public java.util.List<String> getAll(Option o) {
+    public List<String> getAll(Option o) {
         String v = values.get(o);
-        return v.isEmpty() ? java.util.List.of() : java.util.List.of(v.split(LIST_SEPARATOR));
+        return v.isEmpty() ? List.of() : List.of(v.split(LIST_SEPARATOR));
     }
 
     public String host() {
@@ -328,6 +442,11 @@ public final class GatewayConfig {
 
     public String runtime() {
         return get(Option.RUNTIME);
+    }
+
+    /** The log level, lower case: trace, debug, info, warn or error. */
+    public String logLevel() {
+        return get(Option.LOG_LEVEL).strip().toLowerCase(Locale.ROOT);
     }
 
     public int demoDelayMs() {
@@ -399,20 +518,55 @@ public final class GatewayConfig {
         return Integer.parseInt(get(o).strip());
     }
 
-    /** The {@code --help} text. */
-    public static String help() {
-        StringBuilder sb = new StringBuilder("Usage: java -jar switchboard.jar [--option value]...\n\nOptions"
-                + " (each also SWITCHBOARD_<NAME> in the environment, or a key of the --config JSON file):\n");
+    /** The {@code --help} text, {@code runtimes} being the ids {@code --runtime} accepts. */
+    public static String help(Collection<String> runtimes) {
+        int width = 0;
         for (Option o : Option.values()) {
-            sb.append(String.format("  --%-24s %s (%s; default: %s)%n", o.key, o.help, o.accepts(),
-                    o.defaultValue.isEmpty() ? "none" : o.defaultValue));
+            width = Math.max(width, o.key.length());
+        }
+        String indent = " ".repeat(width + 6);
+        StringBuilder sb = new StringBuilder("""
+                Usage: java -jar switchboard.jar [--option value]...
+                       java -jar switchboard.jar --help | --version
+
+                Options (each also an environment variable SWITCHBOARD_<NAME>, --data-dir being SWITCHBOARD_DATA_DIR,
+                or a key of the --config JSON file; flags beat the environment, which beats the file):
+                """);
+        for (Option o : Option.values()) {
+            String help = o == Option.RUNTIME ? o.help + ", one of " + String.join(", ", runtimes) : o.help;
+            String text = help + " (" + o.accepts() + "; default: "
+                    + (o.defaultValue.isEmpty() ? "none" : o.defaultValue)
+                    + (o.envAlias == null ? "" : "; also read from " + o.envAlias) + ")";
+            sb.append("  --").append(o.key).append(" ".repeat(width - o.key.length() + 2));
+            wrap(sb, text, indent, HELP_COLUMNS - indent.length());
         }
         return sb.toString();
+    }
+
+    private static final int HELP_COLUMNS = 110;
+
+    /** Appends {@code text} in lines of at most {@code columns}, each after the first indented. */
+    private static void wrap(StringBuilder sb, String text, String indent, int columns) {
+        int line = 0;
+        for (String word : text.split(" ")) {
+            if (line > 0 && line + 1 + word.length() > columns) {
+                sb.append('\n').append(indent);
+                line = 0;
+            } else if (line > 0) {
+                sb.append(' ');
+                line++;
+            }
+            sb.append(word);
+            line += word.length();
+        }
+        sb.append('\n');
     }
 
     /** Sets options one by one over the defaults. */
     public static final class Builder {
         private final Map<Option, String> values = new LinkedHashMap<>();
+        private final List<String> warnings = new ArrayList<>();
+        private final Set<Option> given = EnumSet.noneOf(Option.class);
 
         private Builder() {
             for (Option o : Option.values()) {
@@ -424,11 +578,17 @@ public final class GatewayConfig {
             String v = String.valueOf(value);
             check(o, v, "");
             values.put(o, v);
+            given.add(o);
             return this;
         }
 
+        private void putAll(Map<Option, String> checked) {
+            values.putAll(checked);
+            given.addAll(checked.keySet());
+        }
+
         public GatewayConfig build() {
-            return new GatewayConfig(new LinkedHashMap<>(values));
+            return new GatewayConfig(new LinkedHashMap<>(values), EnumSet.copyOf(given), warnings);
         }
     }
 }

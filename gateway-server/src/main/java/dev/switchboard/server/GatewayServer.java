@@ -11,6 +11,7 @@ import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.server.demo.DemoRuntime;
 import dev.switchboard.server.internal.AdapterRegistry;
 import dev.switchboard.server.internal.ConnectionLimits;
+import dev.switchboard.server.internal.DataDirLock;
 import dev.switchboard.server.internal.HttpRouter;
 import dev.switchboard.server.internal.RestRoutes;
 import dev.switchboard.core.spi.RestServiceProvider;
@@ -18,6 +19,7 @@ import dev.switchboard.server.internal.WebSocketConnection;
 import dev.switchboard.server.store.SqliteConversationStore;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -33,8 +35,11 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,51 +63,35 @@ public final class GatewayServer {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
 
     private final GatewayConfig config;
-    private final ConversationStore store;
-    private final ConversationHub hub;
-    private final AdapterRegistry adapters;
     private final Authenticator authenticator;
-    private final RestRoutes rest;
+    private final Moderation moderation;
+    private final AdapterRegistry adapters;
+    private final AgentRuntime runtime;
+    /** The store the builder was given; null for the SQLite file in the data directory. */
+    private final ConversationStore givenStore;
     private final ConnectionLimits limits;
     private final ExecutorService restExecutor;
     private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+    // Set by start() before the port accepts its first connection.
+    private volatile DataDirLock dataDirLock;
+    private volatile ConversationStore store;
+    private volatile ConversationHub hub;
+    private volatile RestRoutes rest;
     private volatile Channel serverChannel;
     private volatile boolean ready;
+    private CompletableFuture<GatewayServer> started;
     private volatile CompletableFuture<Void> stopped;
 
     private GatewayServer(Builder b) {
         this.config = b.config;
         // Configuration mistakes first, before anything is opened or started.
         this.authenticator = authenticatorFor(config);
-        Moderation moderation = moderationFor(config);
+        this.moderation = moderationFor(config);
         this.adapters = AdapterRegistry.load(AdapterContext.defaults());
-        this.store = b.store != null ? b.store : SqliteConversationStore.open(config.dataDir());
-        try {
-            AgentRuntime runtime = b.runtime != null ? b.runtime : runtimeFor(config);
-            this.hub = ConversationHub.builder()
-                    .store(store)
-                    .runtime(runtime)
-                    .moderation(moderation)
-                    .runsPerMinute(config.rateLimitRunsPerMinute())
-                    .build();
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
-        }
-        try {
-            this.rest = RestRoutes.load(new RestServiceProvider.Context(hub, store, new AgentRuntimeProvider.Settings() {
-                @Override
-                public java.util.Optional<String> get(String key) {
-                    return config.get(key);
-                }
-            }));
-        } catch (RuntimeException e) {
-            hub.close();
-            store.close();
-            throw e instanceof IllegalArgumentException ? new GatewayConfig.ConfigException(e.getMessage()) : e;
-        }
+        this.runtime = b.runtime != null ? b.runtime : runtimeFor(config);
+        this.givenStore = b.store;
         this.limits = new ConnectionLimits(config.maxConnections(), config.maxConnectionsPerClient());
         AtomicInteger restThreads = new AtomicInteger();
         this.restExecutor = Executors.newFixedThreadPool(4, r -> {
@@ -119,13 +108,51 @@ public final class GatewayServer {
         return new Builder(config);
     }
 
-    /** Binds the port; completes when the gateway is serving. */
-    public CompletableFuture<GatewayServer> start() {
-        CompletableFuture<GatewayServer> started = new CompletableFuture<>();
+    /**
+     * Locks the data directory, binds the port, then opens the store (recovering runs a stop
+     * interrupted) and starts serving; completes when the gateway serves, or exceptionally with a
+     * {@link StartupException} saying in one line what is in use or cannot be written. A second
+     * gateway on the same data directory or port stops before it touches the store.
+     */
+    public synchronized CompletableFuture<GatewayServer> start() {
+        if (started != null) {
+            return started;
+        }
+        started = new CompletableFuture<>();
+        try {
+            if (givenStore == null) {
+                dataDirLock = DataDirLock.acquire(config.dataDir());
+            }
+            serverChannel = bind();
+            store = givenStore != null ? givenStore : openStore(config.dataDir());
+            hub = ConversationHub.builder()
+                    .store(store)
+                    .runtime(runtime)
+                    .moderation(moderation)
+                    .runsPerMinute(config.rateLimitRunsPerMinute())
+                    .build();
+            rest = restRoutes();
+        } catch (RuntimeException e) {
+            abandonStart();
+            started.completeExceptionally(e);
+            return started;
+        }
+        // The port accepts from here on: everything a connection uses is in place.
+        serverChannel.config().setAutoRead(true);
+        ready = true;
+        log.info("Switchboard listening on {}:{} (runtime {}, data dir {})", config.host(), port(),
+                config.runtime(), config.dataDir());
+        started.complete(this);
+        return started;
+    }
+
+    /** Binds the port without accepting yet (the server channel does not read until started). */
+    private Channel bind() {
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_BACKLOG, 1024)
+                .option(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -143,21 +170,58 @@ public final class GatewayServer {
         if (config.socketSendBufferBytes() > 0) {
             bootstrap.childOption(ChannelOption.SO_SNDBUF, config.socketSendBufferBytes());
         }
-        bootstrap.bind(config.host(), config.port()).addListener(f -> {
-            if (f.isSuccess()) {
-                serverChannel = ((io.netty.channel.ChannelFuture) f).channel();
-                ready = true;
-                log.info("Switchboard listening on {}:{} (runtime {}, data dir {})", config.host(), port(),
-                        config.runtime(), config.dataDir());
-                started.complete(this);
-            } else {
-                started.completeExceptionally(new IOException(
-                        "cannot listen on " + config.host() + ":" + config.port() + ": " + f.cause().getMessage(),
-                        f.cause()));
-                shutdownNow();
+        ChannelFuture bound = bootstrap.bind(config.host(), config.port()).awaitUninterruptibly();
+        if (!bound.isSuccess()) {
+            Throwable cause = bound.cause();
+            String where = config.host() + ":" + config.port();
+            if (cause instanceof BindException) {
+                throw new StartupException("cannot listen on " + where + ": the port is in use (another gateway "
+                        + "or another program listens there); stop it, or choose another --port", cause);
             }
-        });
-        return started;
+            throw new StartupException("cannot listen on " + where + ": " + cause.getMessage(), cause);
+        }
+        return bound.channel();
+    }
+
+    private static ConversationStore openStore(Path dataDir) {
+        try {
+            return SqliteConversationStore.open(dataDir);
+        } catch (IllegalStateException | UncheckedIOException e) {
+            throw new StartupException(e.getMessage(), e);
+        }
+    }
+
+    private RestRoutes restRoutes() {
+        try {
+            return RestRoutes.load(new RestServiceProvider.Context(hub, store, new AgentRuntimeProvider.Settings() {
+                @Override
+                public java.util.Optional<String> get(String key) {
+                    return config.get(key);
+                }
+            }));
+        } catch (IllegalArgumentException e) {
+            throw new GatewayConfig.ConfigException(e.getMessage());
+        }
+    }
+
+    /** Gives back what a failed start opened, newest first. */
+    private void abandonStart() {
+        if (hub != null) {
+            hub.close();
+        } else {
+            runtime.close();
+        }
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        shutdownNow();
+        restExecutor.shutdownNow();
+        if (store != null) {
+            store.close();
+        }
+        if (dataDirLock != null) {
+            dataDirLock.close();
+        }
     }
 
     /** The bound port. */
@@ -165,7 +229,7 @@ public final class GatewayServer {
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
     }
 
-    /** The conversation hub, for embedding. */
+    /** The conversation hub, for embedding; null until started. */
     public ConversationHub hub() {
         return hub;
     }
@@ -181,6 +245,15 @@ public final class GatewayServer {
      */
     public synchronized CompletableFuture<Void> stop(Duration grace) {
         if (stopped != null) {
+            return stopped;
+        }
+        if (started == null || started.isCompletedExceptionally()) {
+            if (started == null) {
+                runtime.close();
+                shutdownNow();
+                restExecutor.shutdownNow();
+            }
+            stopped = CompletableFuture.completedFuture(null);
             return stopped;
         }
         ready = false;
@@ -208,6 +281,9 @@ public final class GatewayServer {
             shutdownNow();
             restExecutor.shutdownNow();
             store.close();
+            if (dataDirLock != null) {
+                dataDirLock.close();
+            }
             log.info("Switchboard stopped");
             return null;
         });
@@ -217,6 +293,15 @@ public final class GatewayServer {
     private void shutdownNow() {
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    /** The ids {@code --runtime} accepts: the demo and every runtime module on the class path. */
+    public static List<String> installedRuntimes() {
+        List<String> ids = new ArrayList<>(List.of("demo"));
+        for (AgentRuntimeProvider p : ServiceLoader.load(AgentRuntimeProvider.class)) {
+            ids.add(p.id());
+        }
+        return ids;
     }
 
     private static AgentRuntime runtimeFor(GatewayConfig config) {

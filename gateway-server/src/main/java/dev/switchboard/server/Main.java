@@ -1,12 +1,21 @@
 package dev.switchboard.server;
 
+import ch.qos.logback.classic.Level;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletionException;
 
-/** Command-line entry point: parses the configuration, starts the gateway, stops it on SIGTERM/SIGINT. */
+/**
+ * Command-line entry point: parses the configuration, starts the gateway, stops it on SIGTERM/SIGINT.
+ * A mistake in the configuration exits with 2, anything else that stops start-up with 1; either is
+ * one line on standard error, with a stack trace only for what the operator cannot fix.
+ */
 public final class Main {
     private static final Logger log = LoggerFactory.getLogger(Main.class);
 
@@ -16,26 +25,57 @@ public final class Main {
     public static void main(String[] args) {
         List<String> list = Arrays.asList(args);
         if (list.contains("--help") || list.contains("-h")) {
-            System.out.print(GatewayConfig.help());
+            System.out.print(GatewayConfig.help(GatewayServer.installedRuntimes()));
+            return;
+        }
+        if (list.contains("--version")) {
+            System.out.println("switchboard " + version());
             return;
         }
         GatewayServer server;
         try {
             GatewayConfig config = GatewayConfig.parse(args, System.getenv());
+            if (config.isGiven(GatewayConfig.Option.LOG_LEVEL)) {
+                setLogLevel(config.logLevel());
+            }
+            config.warnings().forEach(log::warn);
             server = GatewayServer.builder(config).build();
             server.start().join();
-        } catch (GatewayConfig.ConfigException e) {
-            System.err.println("switchboard: " + e.getMessage());
-            System.exit(2);
-            return;
         } catch (RuntimeException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            log.error("start-up failed: {}", cause.getMessage(), cause);
-            System.err.println("switchboard: start-up failed: " + cause.getMessage());
-            System.exit(1);
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof GatewayConfig.ConfigException) {
+                System.err.println("switchboard: " + cause.getMessage());
+                System.exit(2);
+            } else if (cause instanceof StartupException) {
+                System.err.println("switchboard: " + cause.getMessage());
+                System.exit(1);
+            } else {
+                log.error("start-up failed", cause);
+                System.err.println("switchboard: start-up failed: " + cause);
+                System.exit(1);
+            }
             return;
         }
         GatewayServer running = server;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> running.stop().join(), "switchboard-shutdown"));
+    }
+
+    /** The release, as the build wrote it. */
+    static String version() {
+        try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static void setLogLevel(String level) {
+        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
+            root.setLevel(Level.toLevel(level, Level.INFO));
+        }
     }
 }

@@ -69,6 +69,31 @@ final class ChildGateway {
         return child;
     }
 
+    /** What a child {@code Main} that was expected to stop by itself printed, and its exit code. */
+    record Exit(int code, String output) {
+    }
+
+    /**
+     * Runs {@code Main <args>} with this JVM's class path and the extra environment, and waits for
+     * it to exit by itself (within 60 s; else it is killed and the test fails).
+     */
+    static Exit run(java.util.Map<String, String> env, String... args) throws IOException, InterruptedException {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        List<String> command = new ArrayList<>(List.of(java.toString(), "-cp", System.getProperty("java.class.path"),
+                "dev.switchboard.server.Main"));
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().keySet().removeIf(k -> k.startsWith("SWITCHBOARD_"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("Main did not exit within 60 s: " + new String(out, StandardCharsets.UTF_8));
+        }
+        return new Exit(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+    }
+
     boolean healthy() throws InterruptedException {
         try {
             return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz"))

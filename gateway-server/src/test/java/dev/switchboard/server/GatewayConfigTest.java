@@ -67,7 +67,7 @@ class GatewayConfigTest {
         assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", file.toString()}, Map.of()))
                 .hasMessageContaining("colour").hasMessageContaining(file.toString());
         assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", dir.resolve("none.json").toString()}, Map.of()))
-                .hasMessageContaining("cannot read config file");
+                .hasMessage("cannot read config file " + dir.resolve("none.json") + ": it does not exist");
     }
 
     @Test
@@ -109,8 +109,45 @@ class GatewayConfigTest {
 
     @Test
     void helpListsEveryOption() {
+        String help = GatewayConfig.help(java.util.List.of("demo", "openai"));
         for (GatewayConfig.Option o : GatewayConfig.Option.values()) {
-            assertThat(GatewayConfig.help()).contains("--" + o.key());
+            assertThat(help).contains("--" + o.key());
         }
+        // Descriptions wrap, so words are compared with the lines joined.
+        assertThat(help.replaceAll("\\s+", " ")).contains("one of demo, openai (")
+                .contains("also read from SWITCHBOARD_A2H_API_KEYS");
+    }
+
+    @Test
+    void theA2hKeyIsReadFromTheVariableItsOptionNamesAndFromThePluralOne() {
+        assertThat(GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_A2H_API_KEY", "k1,k2"))
+                .getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2");
+        GatewayConfig both = GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_A2H_API_KEY", "k1",
+                "SWITCHBOARD_A2H_API_KEYS", "k2"));
+        assertThat(both.getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2");
+        assertThat(both.warnings()).isEmpty();
+    }
+
+    @Test
+    void environmentVariablesNamingNoOptionAreWarnedAboutWithTheNearestName() {
+        GatewayConfig c = GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_PORTT", "1",
+                "SWITCHBOARD_COLOUR", "red", "SWITCHBOARD_LOG_LEVEL", "debug", "PATH", "/bin"));
+        assertThat(c.warnings()).containsExactly(
+                "environment variable SWITCHBOARD_COLOUR names no option and is ignored",
+                "environment variable SWITCHBOARD_PORTT names no option and is ignored (did you mean SWITCHBOARD_PORT?)");
+        assertThat(c.logLevel()).isEqualTo("debug");
+        assertThat(c.isGiven(GatewayConfig.Option.LOG_LEVEL)).isTrue();
+        assertThat(GatewayConfig.defaults().isGiven(GatewayConfig.Option.LOG_LEVEL)).isFalse();
+    }
+
+    @Test
+    void aMalformedConfigFileIsReportedWithItsLineAndColumn() throws Exception {
+        Path file = dir.resolve("sb.json");
+        Files.writeString(file, "{\n  \"port\": 8000,\n  \"host\" \"0.0.0.0\"\n}\n");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", file.toString()}, Map.of()))
+                .hasMessageStartingWith("config file " + file + " is not valid JSON at line 3, column 10: ")
+                .hasMessageNotContaining("\n");
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", dir.toString()}, Map.of()))
+                .hasMessage("cannot read config file " + dir + ": it is a directory");
     }
 }
