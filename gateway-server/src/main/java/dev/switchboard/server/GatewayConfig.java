@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -339,8 +338,7 @@ public final class GatewayConfig {
             throw new ConfigException("config file " + file + " must hold a JSON object of options");
         }
         Map<Option, String> out = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : root.properties()) {
             Option o = Option.byKey(e.getKey()).orElseThrow(() -> new ConfigException(
                     "unknown option '" + e.getKey() + "' in config file " + file));
             if (o == Option.CONFIG) {

@@ -1,6 +1,5 @@
 package dev.switchboard.adapter.agui;
 
-import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.spi.AdapterContext;
@@ -9,6 +8,7 @@ import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 import dev.switchboard.core.testing.CollectingFrameWriter;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -21,9 +21,10 @@ class AguiFuzzTest {
     private final WireAdapter adapter = new AguiAdapterProvider().create(AdapterContext.defaults());
     private final SessionContext ctx = new SessionContext("fuzz", Principal.ANONYMOUS, "/agui", Map.of());
 
+    /** The input is the bytes a client sends, decoded as UTF-8 as the transport decodes them. */
     @FuzzTest(maxDuration = "10s")
-    void anyInputDecodesToCommandsOrATypedFailureOnBothTransports(FuzzedDataProvider data) throws Exception {
-        String text = data.consumeRemainingAsString();
+    void anyInputDecodesToCommandsOrATypedFailureOnBothTransports(byte[] data) throws Exception {
+        String text = new String(data, StandardCharsets.UTF_8);
         var ws = adapter.newSession(ctx);
         Decoded fromWs = ws.decode(text);
         assertThat(fromWs).isNotNull();

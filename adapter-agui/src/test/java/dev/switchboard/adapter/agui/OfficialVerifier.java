@@ -226,7 +226,7 @@ final class OfficialVerifier {
         }
         List<String> out = new ArrayList<>();
         for (JsonNode entry : usage) {
-            entry.fields().forEachRemaining(f -> {
+            entry.properties().forEach(f -> {
                 boolean label = f.getKey().equals("provider") || f.getKey().equals("model");
                 if (label ? !f.getValue().isTextual() : !f.getValue().canConvertToLong() || f.getValue().asLong() < 0) {
                     out.add("usage." + f.getKey() + " is " + f.getValue());

@@ -1,6 +1,5 @@
 package dev.switchboard.adapter.voiceassist;
 
-import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.spi.AdapterContext;
@@ -9,6 +8,7 @@ import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.testing.CollectingFrameWriter;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -20,9 +20,10 @@ class VoiceAssistFuzzTest {
             .newSession(new SessionContext("fuzz", Principal.ANONYMOUS, "/api/realtime/ws",
                     Map.of("conversationId", List.of("c1"))));
 
+    /** The input is the bytes a client sends, decoded as UTF-8 as the transport decodes them. */
     @FuzzTest(maxDuration = "10s")
-    void anyFrameDecodesToCommandsOrATypedFailure(FuzzedDataProvider data) throws Exception {
-        Decoded decoded = session.decode(data.consumeRemainingAsString());
+    void anyFrameDecodesToCommandsOrATypedFailure(byte[] data) throws Exception {
+        Decoded decoded = session.decode(new String(data, StandardCharsets.UTF_8));
         assertThat(decoded).isNotNull();
         if (decoded instanceof Decoded.Failure f) {
             CollectingFrameWriter out = new CollectingFrameWriter();

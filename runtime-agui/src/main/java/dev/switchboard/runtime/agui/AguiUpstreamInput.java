@@ -97,7 +97,7 @@ final class AguiUpstreamInput {
             return (ArrayNode) context;
         }
         if (context.isObject()) {
-            context.fields().forEachRemaining(e ->
+            context.properties().forEach(e ->
                     out.addObject().put("description", e.getKey()).put("value", Json.text(e.getValue())));
         }
         return out;

@@ -163,7 +163,7 @@ final class OpenAiMessages {
                         .append(Json.text(item.get("value")));
             }
         } else if (context.isObject()) {
-            context.fields().forEachRemaining(e -> sb.append("\n- ").append(e.getKey()).append(": ")
+            context.properties().forEach(e -> sb.append("\n- ").append(e.getKey()).append(": ")
                     .append(Json.text(e.getValue())));
         } else {
             sb.append("\n").append(Json.text(context));

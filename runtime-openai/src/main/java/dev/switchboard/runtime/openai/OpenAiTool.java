@@ -102,8 +102,7 @@ record OpenAiTool(String name, String description, JsonNode parameters, URI url,
             if (!headersNode.isObject()) {
                 throw new IllegalArgumentException(where + "'headers' must be an object of header names to strings");
             }
-            for (var it = headersNode.fields(); it.hasNext(); ) {
-                var e = it.next();
+            for (var e : headersNode.properties()) {
                 if (!e.getValue().isTextual()) {
                     throw new IllegalArgumentException(where + "'headers' value of " + e.getKey() + " must be a string");
                 }
