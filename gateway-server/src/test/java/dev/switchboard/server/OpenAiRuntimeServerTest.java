@@ -426,7 +426,7 @@ class OpenAiRuntimeServerTest {
             JsonNode error = frame(c.ask("s-rounds", "Loop").untilCompleted(), "error");
 
             assertThat(error.path("error_code").asText()).isEqualTo("upstream_error");
-            assertThat(error.path("message").asText()).contains("after 1 rounds of tool calls")
+            assertThat(error.path("message").asText()).contains("after 1 round of tool calls")
                     .contains("--max-tool-rounds");
         }
         assertThat(llm.toolRequests.get("lookup_inspection")).hasSize(1);

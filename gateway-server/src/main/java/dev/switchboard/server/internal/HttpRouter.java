@@ -8,6 +8,7 @@ import dev.switchboard.core.Principal;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.Authenticator;
 import dev.switchboard.core.spi.RestRequest;
 import dev.switchboard.server.GatewayConfig;
@@ -213,7 +214,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String client = clientKey(ctx, principal);
         if (!limits.tryAcquire(client)) {
-            tooMany(ctx, req, "more than " + limits.maxPerClient() + " open connections of this client");
+            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
             return;
         }
         HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), principal, path,
@@ -352,7 +353,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String client = clientKey(ctx, principal);
         if (!limits.tryAcquire(client)) {
-            tooMany(ctx, req, "more than " + limits.maxPerClient() + " open connections of this client");
+            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
             return;
         }
         ctx.channel().closeFuture().addListener(f -> limits.release(client));
