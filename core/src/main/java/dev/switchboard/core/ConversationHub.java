@@ -1090,11 +1090,17 @@ public final class ConversationHub implements AutoCloseable {
             end(new Event.RunFinished());
         }
 
+        /** A failure the runtime reports (its agent's, its upstream's, or its own): the operator hears of it. */
         @Override
         public void fail(ErrorCode code, String message) {
-            end(new Event.RunFailed(code, message));
+            Event.RunFailed failed = new Event.RunFailed(code, message);
+            if (end(failed)) {
+                log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
+                        code.wireCode(), failed.message());
+            }
         }
 
+        /** Stops the run for its client or for shutdown: routine, logged at INFO. */
         void cancel(ErrorCode code, String message) {
             RunHandle h;
             synchronized (conversation) {
@@ -1104,6 +1110,8 @@ public final class ConversationHub implements AutoCloseable {
                 h = handle;
                 end(new Event.RunFailed(code, message));
             }
+            log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id, code.wireCode(),
+                    message);
             if (h != null) {
                 try {
                     h.cancel();
@@ -1113,11 +1121,12 @@ public final class ConversationHub implements AutoCloseable {
             }
         }
 
-        private void end(Event terminal) {
+        /** Ends the run with its terminal event; false if it had ended already. */
+        private boolean end(Event terminal) {
             List<Pending> abandoned;
             synchronized (conversation) {
                 if (ended) {
-                    return;
+                    return false;
                 }
                 emitLocked(this, terminal, null);
                 ended = true;
@@ -1140,6 +1149,7 @@ public final class ConversationHub implements AutoCloseable {
             for (Pending p : abandoned) {
                 p.decision.completeExceptionally(new CancellationException("the run ended before a decision"));
             }
+            return true;
         }
 
         @Override

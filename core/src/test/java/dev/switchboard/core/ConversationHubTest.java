@@ -1,5 +1,6 @@
 package dev.switchboard.core;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalDecision;
@@ -8,6 +9,7 @@ import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.testing.LogCapture;
 import dev.switchboard.core.testing.RecordingSubscriber;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -349,6 +351,34 @@ class ConversationHubTest {
         run.ctx().emit(new Event.StepStarted("late"));
         Thread.sleep(50);
         assertThat(a.pending()).isEmpty();
+    }
+
+    @Test
+    void aRunTheRuntimeFailsIsLoggedAtWarnWithItsIdsAndErrorCode() throws Exception {
+        try (LogCapture logs = LogCapture.of(ConversationHub.class)) {
+            RecordingSubscriber a = new RecordingSubscriber();
+            hub.submit(ask("c-failing", "hi"), a);
+            ManualRuntime.Started run = runtime.next();
+            run.ctx().fail(ErrorCode.UPSTREAM_FAILED, "the model server answered HTTP 500");
+            a.until(Event::terminal, WAIT);
+
+            logs.await(Level.WARN, WAIT, "c-failing", run.request().runId(), "upstream_error",
+                    "the model server answered HTTP 500");
+        }
+    }
+
+    @Test
+    void aRunItsClientCancelsIsLoggedAtInfoNotWarn() throws Exception {
+        try (LogCapture logs = LogCapture.of(ConversationHub.class)) {
+            RecordingSubscriber a = new RecordingSubscriber();
+            hub.submit(ask("c-cancelled", "slow"), a);
+            ManualRuntime.Started run = runtime.next();
+            hub.submit(new Command.CancelRun("c-cancelled", null), a);
+            a.until(Event::terminal, WAIT);
+
+            logs.await(Level.INFO, WAIT, "c-cancelled", run.request().runId(), "cancelled");
+            assertThat(logs.messages(Level.WARN)).isEmpty();
+        }
     }
 
     @Test
