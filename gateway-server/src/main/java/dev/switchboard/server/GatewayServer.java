@@ -2,6 +2,7 @@ package dev.switchboard.server;
 
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Moderation;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.AgentRuntimeProvider;
@@ -66,6 +67,7 @@ public final class GatewayServer {
     private final ConnectionLimits limits;
     private final ExecutorService restExecutor;
     private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger httpStreams = new AtomicInteger();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     private volatile Channel serverChannel;
@@ -134,7 +136,7 @@ public final class GatewayServer {
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
-                                rest, restExecutor, limits, () -> ready, conn -> {
+                                rest, restExecutor, limits, httpStreams, () -> ready, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -184,8 +186,9 @@ public final class GatewayServer {
             return stopped;
         }
         ready = false;
-        log.info("Switchboard stopping: {} active runs, {} connections, grace {}s", hub.activeRuns(),
-                connections.size(), grace.toSeconds());
+        log.info("Switchboard stopping: {}, {} and {} open, grace {}s", Plural.of(hub.activeRuns(), "active run"),
+                Plural.of(connections.size(), "WebSocket"), Plural.of(httpStreams.get(), "HTTP stream"),
+                grace.toSeconds());
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

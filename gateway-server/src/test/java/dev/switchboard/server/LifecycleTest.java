@@ -1,14 +1,22 @@
 package dev.switchboard.server;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.testing.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -62,6 +70,26 @@ class LifecycleTest {
             JsonNode error = rest.stream().filter(f -> f.path("type").asText().equals("error")).findFirst().orElseThrow();
             assertThat(error.path("error_code").asText()).isEqualTo("service_unavailable");
             assertThat(c.awaitClose()).isEqualTo(1001);
+        }
+    }
+
+    @Test
+    void theShutdownSummaryCountsActiveRunsWebSocketsAndHttpStreams() throws Exception {
+        TestGateway g = TestGateway.start(dataDir);
+        HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/agui"))
+                .header("Content-Type", "application/json").header("Accept", "text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(AguiHttp.input(UUID.randomUUID().toString(), "slow").toString()))
+                .build();
+        try (LogCapture logs = LogCapture.of(GatewayServer.class); WsClient ws = g.connect("/hai/ws");
+             Stream<String> sse = HttpClient.newHttpClient().send(post, HttpResponse.BodyHandlers.ofLines()).body()) {
+            ws.ask("summary", "slow");
+            assertThat(ws.next().path("status").asText()).isEqualTo("thinking");
+            assertThat(sse.iterator().next()).as("the stream has begun").isNotEmpty();
+
+            g.server.stop(Duration.ZERO).join();
+
+            assertThat(logs.messages(Level.INFO))
+                    .contains("Switchboard stopping: 2 active runs, 1 WebSocket and 1 HTTP stream open, grace 0s");
         }
     }
 }
