@@ -179,7 +179,8 @@ public final class GatewayServer {
 
     /**
      * Stops accepting connections, lets active runs finish within {@code grace} (their
-     * clients still receive them), closes WebSockets with 1001, and flushes the store.
+     * clients still receive them; a run that only waits for an approval ends at once, its
+     * approval kept pending), closes WebSockets with 1001, and flushes the store.
      */
     public synchronized CompletableFuture<Void> stop(Duration grace) {
         if (stopped != null) {

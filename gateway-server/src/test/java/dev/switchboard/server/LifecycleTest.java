@@ -2,6 +2,7 @@ package dev.switchboard.server;
 
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Json;
 import dev.switchboard.core.testing.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,6 +75,33 @@ class LifecycleTest {
     }
 
     @Test
+    void aRunThatOnlyWaitsForAnApprovalDoesNotHoldTheShutdownAndIsAnsweredAfterARestart() {
+        TestGateway g = TestGateway.start(dataDir, Map.of(GatewayConfig.Option.SHUTDOWN_GRACE_SECONDS, 30));
+        String approvalId;
+        try (WsClient c = g.connect("/hai/ws")) {
+            List<JsonNode> asked = c.ask("waits", "please write the report").until(LifecycleTest::isApprovalRequest);
+            approvalId = asked.get(asked.size() - 1).path("approval_id").asText();
+
+            long start = System.nanoTime();
+            g.server.stop().join();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("stop with a grace of 30 s")
+                    .isLessThan(Duration.ofSeconds(15));
+            List<JsonNode> rest = c.untilCompleted();
+            assertThat(rest).filteredOn(f -> f.path("type").asText().equals("error")).singleElement()
+                    .satisfies(e -> assertThat(e.path("error_code").asText()).isEqualTo("service_unavailable"));
+            assertThat(c.awaitClose()).isEqualTo(1001);
+        }
+
+        try (TestGateway again = TestGateway.start(dataDir); WsClient c = again.connect("/hai/ws?session_id=waits")) {
+            List<JsonNode> shown = c.until(LifecycleTest::isApprovalRequest);
+            assertThat(shown.get(shown.size() - 1).path("approval_id").asText()).as("still pending").isEqualTo(approvalId);
+            c.send(Json.object().put("type", "tool_approval_response").put("approval_id", approvalId)
+                    .put("approved", true).toString());
+            assertThat(text(c.untilCompleted())).contains("was generated");
+        }
+    }
+
+    @Test
     void theShutdownSummaryCountsActiveRunsWebSocketsAndHttpStreams() throws Exception {
         TestGateway g = TestGateway.start(dataDir);
         HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/agui"))
@@ -91,5 +119,9 @@ class LifecycleTest {
             assertThat(logs.messages(Level.INFO))
                     .contains("Switchboard stopping: 2 active runs, 1 WebSocket and 1 HTTP stream open, grace 0s");
         }
+    }
+
+    private static boolean isApprovalRequest(JsonNode frame) {
+        return frame.path("type").asText().equals("tool_approval_request");
     }
 }
