@@ -34,6 +34,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -904,8 +905,9 @@ public final class ConversationHub implements AutoCloseable {
     // ---- shutdown ------------------------------------------------------------------------
 
     /**
-     * Refuses new runs, lets active runs finish within {@code grace}, fails the rest, then
-     * stores everything queued. The store stays open: its owner closes it.
+     * Refuses new runs, suspends at once every run that only waits for an approval (and any run
+     * that comes to wait for one), lets the other runs finish within {@code grace}, fails the rest,
+     * then stores everything queued. The store stays open: its owner closes it.
      */
     public synchronized CompletableFuture<Void> shutdown(Duration grace) {
         if (shutdown != null) {
@@ -913,6 +915,16 @@ public final class ConversationHub implements AutoCloseable {
         }
         shuttingDown = true;
         shutdown = CompletableFuture.runAsync(() -> {
+            // After shuttingDown is set: a run that asks for an approval from now on suspends itself.
+            for (Conversation c : conversations.values()) {
+                Run run;
+                synchronized (c) {
+                    run = c.active;
+                }
+                if (run != null) {
+                    run.suspendIfWaiting();
+                }
+            }
             long deadline = System.nanoTime() + grace.toNanos();
             while (activeRuns.get() > 0 && System.nanoTime() < deadline) {
                 try {
@@ -1051,6 +1063,7 @@ public final class ConversationHub implements AutoCloseable {
 
         @Override
         public CompletionStage<ApprovalDecision> requestApproval(ApprovalRequest r) {
+            Pending p;
             synchronized (conversation) {
                 if (ended) {
                     return CompletableFuture.failedFuture(new CancellationException("the run has ended"));
@@ -1059,13 +1072,16 @@ public final class ConversationHub implements AutoCloseable {
                         r.toolName(), r.description(), r.arguments(), r.reasoning(), r.risk());
                 ApprovalRecord rec = new ApprovalRecord(conversation.id, request.runId(), conversation.lastSeq + 1,
                         event, ApprovalRecord.Status.PENDING, null, null, null);
-                Pending p = new Pending(rec, conversation, this);
+                p = new Pending(rec, conversation, this);
                 waiting.add(p);
                 conversation.pending++;
                 approvals.put(event.approvalId(), p);
                 emitLocked(this, event, null);
-                return p.decision.copy();
             }
+            if (shuttingDown) {
+                suspendIfWaiting();
+            }
+            return p.decision.copy();
         }
 
         /** Records a decision once; false if the approval was decided already. */
@@ -1090,20 +1106,42 @@ public final class ConversationHub implements AutoCloseable {
             end(new Event.RunFinished());
         }
 
+        /** A failure the runtime reports (its agent's, its upstream's, or its own): the operator hears of it. */
         @Override
         public void fail(ErrorCode code, String message) {
-            end(new Event.RunFailed(code, message));
+            Event.RunFailed failed = new Event.RunFailed(code, message);
+            if (end(failed)) {
+                log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
+                        code.wireCode(), failed.message());
+            }
         }
 
+        /** Stops the run for its client or for shutdown: routine, logged at INFO. */
         void cancel(ErrorCode code, String message) {
+            cancelIf(() -> true, code, message);
+        }
+
+        /**
+         * Ends the run for a shutdown if all it does is wait for a decision (see
+         * {@link RunContext#requestApproval}): its approvals stay pending, to be answered after the restart.
+         */
+        void suspendIfWaiting() {
+            cancelIf(() -> !waiting.isEmpty(), ErrorCode.UNAVAILABLE, "the gateway shut down while the run waited for "
+                    + "an approval; answer it once the gateway is back and the run continues");
+        }
+
+        /** Cancels the run if it is still going and, checked under the conversation's lock, {@code condition} holds. */
+        private void cancelIf(BooleanSupplier condition, ErrorCode code, String message) {
             RunHandle h;
             synchronized (conversation) {
-                if (ended) {
+                if (ended || !condition.getAsBoolean()) {
                     return;
                 }
                 h = handle;
                 end(new Event.RunFailed(code, message));
             }
+            log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id, code.wireCode(),
+                    message);
             if (h != null) {
                 try {
                     h.cancel();
@@ -1113,11 +1151,12 @@ public final class ConversationHub implements AutoCloseable {
             }
         }
 
-        private void end(Event terminal) {
+        /** Ends the run with its terminal event; false if it had ended already. */
+        private boolean end(Event terminal) {
             List<Pending> abandoned;
             synchronized (conversation) {
                 if (ended) {
-                    return;
+                    return false;
                 }
                 emitLocked(this, terminal, null);
                 ended = true;
@@ -1140,6 +1179,7 @@ public final class ConversationHub implements AutoCloseable {
             for (Pending p : abandoned) {
                 p.decision.completeExceptionally(new CancellationException("the run ended before a decision"));
             }
+            return true;
         }
 
         @Override

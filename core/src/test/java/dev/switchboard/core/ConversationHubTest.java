@@ -1,5 +1,6 @@
 package dev.switchboard.core;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalDecision;
@@ -8,6 +9,7 @@ import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.testing.LogCapture;
 import dev.switchboard.core.testing.RecordingSubscriber;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -352,6 +355,34 @@ class ConversationHubTest {
     }
 
     @Test
+    void aRunTheRuntimeFailsIsLoggedAtWarnWithItsIdsAndErrorCode() throws Exception {
+        try (LogCapture logs = LogCapture.of(ConversationHub.class)) {
+            RecordingSubscriber a = new RecordingSubscriber();
+            hub.submit(ask("c-failing", "hi"), a);
+            ManualRuntime.Started run = runtime.next();
+            run.ctx().fail(ErrorCode.UPSTREAM_FAILED, "the model server answered HTTP 500");
+            a.until(Event::terminal, WAIT);
+
+            logs.await(Level.WARN, WAIT, "c-failing", run.request().runId(), "upstream_error",
+                    "the model server answered HTTP 500");
+        }
+    }
+
+    @Test
+    void aRunItsClientCancelsIsLoggedAtInfoNotWarn() throws Exception {
+        try (LogCapture logs = LogCapture.of(ConversationHub.class)) {
+            RecordingSubscriber a = new RecordingSubscriber();
+            hub.submit(ask("c-cancelled", "slow"), a);
+            ManualRuntime.Started run = runtime.next();
+            hub.submit(new Command.CancelRun("c-cancelled", null), a);
+            a.until(Event::terminal, WAIT);
+
+            logs.await(Level.INFO, WAIT, "c-cancelled", run.request().runId(), "cancelled");
+            assertThat(logs.messages(Level.WARN)).isEmpty();
+        }
+    }
+
+    @Test
     void aResumeMustAnswerEveryPendingApprovalAndNothingElse() throws Exception {
         RecordingSubscriber person = new RecordingSubscriber();
         hub.submit(ask("c1", "two tools"), person);
@@ -405,6 +436,55 @@ class ConversationHubTest {
         assertThat(back.until(Event::terminal, WAIT)).extracting(e -> e.event().kind())
                 .containsExactly(Event.Kind.RUN_STARTED, Event.Kind.APPROVAL_RESOLVED, Event.Kind.RUN_FINISHED);
         assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.APPROVED);
+    }
+
+    @Test
+    void shutdownSuspendsARunThatWaitsForAnApprovalAtOnceWhileAStreamingRunKeepsItsGrace() throws Exception {
+        RecordingSubscriber waiter = new RecordingSubscriber();
+        hub.submit(ask("c-waits", "report"), waiter);
+        ManualRuntime.Started waiting = runtime.next();
+        CompletionStage<ApprovalDecision> decision = waiting.ctx().requestApproval(
+                new ApprovalRequest("call_1", "generate_inspection_report", "d", null, "r", RiskLevel.HIGH));
+        String id = ((Event.ApprovalRequested) waiter.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT)
+                .get(1).event()).approvalId();
+        RecordingSubscriber reader = new RecordingSubscriber();
+        hub.submit(ask("c-streams", "slow"), reader);
+        ManualRuntime.Started streaming = runtime.next();
+        reader.next(WAIT);
+
+        CompletableFuture<Void> stopping = hub.shutdown(Duration.ofSeconds(30));
+
+        assertThat(waiter.next(WAIT).event()).isInstanceOf(Event.RunFailed.class)
+                .extracting(e -> ((Event.RunFailed) e).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+        assertThat(decision.toCompletableFuture()).failsWithin(WAIT);
+        assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.PENDING);
+        assertThat(stopping).as("the streaming run still has its grace").isNotDone();
+        streaming.ctx().emit(new Event.TextDelta("m1", "still going"));
+        streaming.ctx().finish();
+        stopping.get(5, TimeUnit.SECONDS);
+        assertThat(reader.until(Event::terminal, WAIT)).extracting(e -> e.event().kind())
+                .containsExactly(Event.Kind.TEXT_DELTA, Event.Kind.RUN_FINISHED);
+    }
+
+    @Test
+    void aRunThatComesToWaitForAnApprovalDuringTheGraceIsSuspendedThen() throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        hub.submit(ask("c-later", "report"), person);
+        ManualRuntime.Started run = runtime.next();
+        person.next(WAIT);
+        CompletableFuture<Void> stopping = hub.shutdown(Duration.ofSeconds(30));
+
+        CompletionStage<ApprovalDecision> decision = run.ctx().requestApproval(
+                new ApprovalRequest("call_1", "generate_inspection_report", "d", null, "r", RiskLevel.HIGH));
+
+        List<Envelope> rest = person.until(Event::terminal, WAIT);
+        assertThat(rest).extracting(e -> e.event().kind())
+                .containsExactly(Event.Kind.APPROVAL_REQUESTED, Event.Kind.RUN_FAILED);
+        assertThat(((Event.RunFailed) rest.get(1).event()).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+        assertThat(decision.toCompletableFuture()).isCompletedExceptionally();
+        stopping.get(5, TimeUnit.SECONDS);
+        String id = ((Event.ApprovalRequested) rest.get(0).event()).approvalId();
+        assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.PENDING);
     }
 
     @Test

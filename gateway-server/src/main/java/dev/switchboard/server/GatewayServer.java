@@ -2,6 +2,7 @@ package dev.switchboard.server;
 
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Moderation;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.AgentRuntimeProvider;
@@ -72,6 +73,7 @@ public final class GatewayServer {
     private final ConnectionLimits limits;
     private final ExecutorService restExecutor;
     private final Set<WebSocketConnection> connections = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger httpStreams = new AtomicInteger();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     // Set by start() before the port accepts its first connection.
@@ -161,7 +163,7 @@ public final class GatewayServer {
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
-                                rest, restExecutor, limits, () -> ready, conn -> {
+                                rest, restExecutor, limits, httpStreams, () -> ready, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -241,7 +243,8 @@ public final class GatewayServer {
 
     /**
      * Stops accepting connections, lets active runs finish within {@code grace} (their
-     * clients still receive them), closes WebSockets with 1001, and flushes the store.
+     * clients still receive them; a run that only waits for an approval ends at once, its
+     * approval kept pending), closes WebSockets with 1001, and flushes the store.
      */
     public synchronized CompletableFuture<Void> stop(Duration grace) {
         if (stopped != null) {
@@ -257,8 +260,9 @@ public final class GatewayServer {
             return stopped;
         }
         ready = false;
-        log.info("Switchboard stopping: {} active runs, {} connections, grace {}s", hub.activeRuns(),
-                connections.size(), grace.toSeconds());
+        log.info("Switchboard stopping: {}, {} and {} open, grace {}s", Plural.of(hub.activeRuns(), "active run"),
+                Plural.of(connections.size(), "WebSocket"), Plural.of(httpStreams.get(), "HTTP stream"),
+                grace.toSeconds());
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

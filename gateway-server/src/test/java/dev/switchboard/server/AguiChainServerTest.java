@@ -169,7 +169,7 @@ class AguiChainServerTest {
 
         List<JsonNode> events = AguiHttp.run(b.port(), AguiHttp.input(session, "history"));
 
-        assertThat(AguiHttp.text(events)).contains("1 earlier messages");
+        assertThat(AguiHttp.text(events)).contains("has 1 earlier message from you");
         assertThat(AguiHttp.last(events).path("outcome").path("type").asText()).isEqualTo("success");
     }
 

@@ -232,7 +232,7 @@ class AguiServerTest {
         StringBuilder text = new StringBuilder();
         events.stream().filter(e -> e.path("type").asText().equals("TEXT_MESSAGE_CONTENT"))
                 .forEach(e -> text.append(e.path("delta").asText()));
-        assertThat(text.toString()).contains("1 earlier messages");
+        assertThat(text.toString()).contains("has 1 earlier message from you");
     }
 
     @Test

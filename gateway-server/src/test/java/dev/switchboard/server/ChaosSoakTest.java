@@ -166,8 +166,10 @@ class ChaosSoakTest {
 
         assertThat(logLines).as("Netty's leak detector").noneMatch(l -> l.contains("LEAK:"));
         assertThat(logLines).as("errors the gateway logged").noneMatch(l -> l.contains(" ERROR "));
+        // The runs that crash because their prompt asks it are the only failed runs logged at WARN.
         assertThat(logLines).as("warnings the gateway logged").noneMatch(l -> l.contains(" WARN ")
-                && !l.contains("no --a2h-api-key is configured"));
+                && !l.contains("no --a2h-api-key is configured")
+                && !l.contains("failed with internal_error: the demo agent crashed while answering"));
         assertThat(plan.failures).as("failures found").isEmpty();
         assertThat(plan.slowCutoffs.get() + plan.streamsEnded.get())
                 .as("connections the clients saw cut off, against the cut-offs the gateway logged")

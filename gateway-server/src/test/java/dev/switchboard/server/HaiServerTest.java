@@ -1,7 +1,10 @@
 package dev.switchboard.server;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.testing.LogCapture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -154,6 +157,17 @@ class HaiServerTest {
             List<String> t = types(frames);
             assertThat(t).containsSubsequence("assistant_message_chunk", "error", "status:completed");
             assertThat(frames.get(t.indexOf("error")).path("error_code").asText()).isEqualTo("internal_error");
+        }
+    }
+
+    @Test
+    void aCrashedRunIsLoggedAtWarnWithItsConversationRunAndErrorCode() {
+        String s = session();
+        try (LogCapture logs = LogCapture.of(ConversationHub.class); WsClient c = gateway.connect("/ws")) {
+            c.ask(s, "crash now").untilCompleted();
+            String runId = gateway.server.hub().store().events(s, 0, 100).get(0).runId();
+
+            logs.await(Level.WARN, WsClient.WAIT, "conversation " + s, "run " + runId, "internal_error");
         }
     }
 

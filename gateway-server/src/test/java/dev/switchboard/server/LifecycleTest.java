@@ -1,14 +1,23 @@
 package dev.switchboard.server;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.testing.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,5 +72,56 @@ class LifecycleTest {
             assertThat(error.path("error_code").asText()).isEqualTo("service_unavailable");
             assertThat(c.awaitClose()).isEqualTo(1001);
         }
+    }
+
+    @Test
+    void aRunThatOnlyWaitsForAnApprovalDoesNotHoldTheShutdownAndIsAnsweredAfterARestart() {
+        TestGateway g = TestGateway.start(dataDir, Map.of(GatewayConfig.Option.SHUTDOWN_GRACE_SECONDS, 30));
+        String approvalId;
+        try (WsClient c = g.connect("/hai/ws")) {
+            List<JsonNode> asked = c.ask("waits", "please write the report").until(LifecycleTest::isApprovalRequest);
+            approvalId = asked.get(asked.size() - 1).path("approval_id").asText();
+
+            long start = System.nanoTime();
+            g.server.stop().join();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("stop with a grace of 30 s")
+                    .isLessThan(Duration.ofSeconds(15));
+            List<JsonNode> rest = c.untilCompleted();
+            assertThat(rest).filteredOn(f -> f.path("type").asText().equals("error")).singleElement()
+                    .satisfies(e -> assertThat(e.path("error_code").asText()).isEqualTo("service_unavailable"));
+            assertThat(c.awaitClose()).isEqualTo(1001);
+        }
+
+        try (TestGateway again = TestGateway.start(dataDir); WsClient c = again.connect("/hai/ws?session_id=waits")) {
+            List<JsonNode> shown = c.until(LifecycleTest::isApprovalRequest);
+            assertThat(shown.get(shown.size() - 1).path("approval_id").asText()).as("still pending").isEqualTo(approvalId);
+            c.send(Json.object().put("type", "tool_approval_response").put("approval_id", approvalId)
+                    .put("approved", true).toString());
+            assertThat(text(c.untilCompleted())).contains("was generated");
+        }
+    }
+
+    @Test
+    void theShutdownSummaryCountsActiveRunsWebSocketsAndHttpStreams() throws Exception {
+        TestGateway g = TestGateway.start(dataDir);
+        HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/agui"))
+                .header("Content-Type", "application/json").header("Accept", "text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(AguiHttp.input(UUID.randomUUID().toString(), "slow").toString()))
+                .build();
+        try (LogCapture logs = LogCapture.of(GatewayServer.class); WsClient ws = g.connect("/hai/ws");
+             Stream<String> sse = HttpClient.newHttpClient().send(post, HttpResponse.BodyHandlers.ofLines()).body()) {
+            ws.ask("summary", "slow");
+            assertThat(ws.next().path("status").asText()).isEqualTo("thinking");
+            assertThat(sse.iterator().next()).as("the stream has begun").isNotEmpty();
+
+            g.server.stop(Duration.ZERO).join();
+
+            assertThat(logs.messages(Level.INFO))
+                    .contains("Switchboard stopping: 2 active runs, 1 WebSocket and 1 HTTP stream open, grace 0s");
+        }
+    }
+
+    private static boolean isApprovalRequest(JsonNode frame) {
+        return frame.path("type").asText().equals("tool_approval_request");
     }
 }

@@ -16,12 +16,18 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +37,7 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 
 import static dev.switchboard.server.ScriptedOpenAi.Call;
+import static dev.switchboard.server.ScriptedOpenAi.Tokens;
 import static dev.switchboard.server.ScriptedOpenAi.ToolAnswer;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -139,6 +146,85 @@ class OpenAiRuntimeServerTest {
         assertThat(AguiHttp.text(events)).isEqualTo("Hello there");
         assertThat(AguiHttp.last(events).get("usage")).isEqualTo(json("""
                 [{"model":"scripted-model","inputTokens":42,"outputTokens":2,"totalTokens":44}]"""));
+    }
+
+    /** A dialect that reports a run's token usage: how to run one message on it and read that usage. */
+    enum UsageDialect {
+        AGUI_SSE {
+            JsonNode usageOfARun(int port, String text) {
+                return AguiHttp.last(AguiHttp.run(port, AguiHttp.input(UUID.randomUUID().toString(), text))).get("usage");
+            }
+
+            JsonNode expected(long input, long output) {
+                return aguiUsage(input, output);
+            }
+        },
+        AGUI_WS {
+            JsonNode usageOfARun(int port, String text) {
+                try (WsClient c = WsClient.connect(port, "/agui/ws")) {
+                    c.send(AguiHttp.input(UUID.randomUUID().toString(), text).toString());
+                    List<JsonNode> events = c.until(e -> e.path("type").asText().equals("RUN_FINISHED"));
+                    return events.get(events.size() - 1).get("usage");
+                }
+            }
+
+            JsonNode expected(long input, long output) {
+                return aguiUsage(input, output);
+            }
+        },
+        AGENTSCOPE {
+            JsonNode usageOfARun(int port, String text) {
+                try {
+                    HttpResponse<String> res = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                                    URI.create("http://127.0.0.1:" + port + "/process"))
+                            .header("Content-Type", "application/json").timeout(Duration.ofSeconds(20))
+                            .POST(HttpRequest.BodyPublishers.ofString(AgentScopeServerTest.request(null, text).toString()))
+                            .build(), HttpResponse.BodyHandlers.ofString());
+                    List<JsonNode> events = AgentScopeServerTest.events(res);
+                    return events.get(events.size() - 1).get("usage");
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
+
+            JsonNode expected(long input, long output) {
+                return json("{\"input_tokens\":%d,\"output_tokens\":%d,\"total_tokens\":%d}"
+                        .formatted(input, output, input + output));
+            }
+        };
+
+        abstract JsonNode usageOfARun(int port, String text);
+
+        abstract JsonNode expected(long input, long output);
+
+        private static JsonNode aguiUsage(long input, long output) {
+            return json("[{\"model\":\"scripted-model\",\"inputTokens\":%d,\"outputTokens\":%d,\"totalTokens\":%d}]"
+                    .formatted(input, output, input + output));
+        }
+    }
+
+    static Stream<Arguments> toolLoops() {
+        return Stream.of(UsageDialect.values())
+                .flatMap(d -> Stream.of(Arguments.of(d, 2, 32, 13), Arguments.of(d, 3, 41, 17)));
+    }
+
+    @ParameterizedTest(name = "{0}, {1} model calls")
+    @MethodSource("toolLoops")
+    void everyModelCallOfAToolLoopCountsInTheRunsUsageThoughTheServerSendsNoTokenDetails(UsageDialect dialect,
+                                                                                        int calls, long input,
+                                                                                        long output) {
+        Tokens[] tokens = {new Tokens(20, 7), new Tokens(12, 6), new Tokens(9, 4)};
+        llm.tool("lookup_inspection", args -> new ToolAnswer(200, "passed"));
+        for (int i = 0; i < calls - 1; i++) {
+            llm.then(ScriptedOpenAi.toolCalls(tokens[i], new Call("call_" + i, "lookup_inspection",
+                    "{\"establishment_id\":\"EST-" + i + "\"}")));
+        }
+        llm.then(ScriptedOpenAi.text(tokens[calls - 1], "All of them passed."));
+
+        JsonNode usage = dialect.usageOfARun(gateway(Map.of(Option.TOOLS, tools())).port(), "Did they pass?");
+
+        assertThat(llm.requests).hasSize(calls);
+        assertThat(usage).isEqualTo(dialect.expected(input, output));
     }
 
     @Test
@@ -340,7 +426,7 @@ class OpenAiRuntimeServerTest {
             JsonNode error = frame(c.ask("s-rounds", "Loop").untilCompleted(), "error");
 
             assertThat(error.path("error_code").asText()).isEqualTo("upstream_error");
-            assertThat(error.path("message").asText()).contains("after 1 rounds of tool calls")
+            assertThat(error.path("message").asText()).contains("after 1 round of tool calls")
                     .contains("--max-tool-rounds");
         }
         assertThat(llm.toolRequests.get("lookup_inspection")).hasSize(1);

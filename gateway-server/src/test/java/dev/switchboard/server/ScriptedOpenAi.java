@@ -42,6 +42,10 @@ final class ScriptedOpenAi implements AutoCloseable {
     record Call(String id, String name, String arguments) {
     }
 
+    /** The tokens one answer reports in its usage chunk. */
+    record Tokens(int prompt, int completion) {
+    }
+
     /** A tool endpoint's answer. */
     record ToolAnswer(int status, String body) {
     }
@@ -162,11 +166,14 @@ final class ScriptedOpenAi implements AutoCloseable {
         return c.toString();
     }
 
-    /** The usage chunk that {@code stream_options.include_usage} asks for: no choices. */
-    static String usage(int prompt, int completion) {
+    /**
+     * The usage chunk that {@code stream_options.include_usage} asks for: no choices, and, as vLLM,
+     * Ollama and llama.cpp send it, no {@code *_tokens_details}.
+     */
+    static String usage(Tokens tokens) {
         ObjectNode c = chunk();
-        c.putObject("usage").put("prompt_tokens", prompt).put("completion_tokens", completion)
-                .put("total_tokens", prompt + completion);
+        c.putObject("usage").put("prompt_tokens", tokens.prompt()).put("completion_tokens", tokens.completion())
+                .put("total_tokens", tokens.prompt() + tokens.completion());
         return c.toString();
     }
 
@@ -198,6 +205,11 @@ final class ScriptedOpenAi implements AutoCloseable {
 
     /** Text streamed in these pieces, then stop, usage and [DONE]. */
     static Script text(String... pieces) {
+        return text(new Tokens(42, pieces.length), pieces);
+    }
+
+    /** Text streamed in these pieces, then stop, a usage of these tokens and [DONE]. */
+    static Script text(Tokens tokens, String... pieces) {
         return (ex, s) -> {
             Sse sse = stream(ex);
             ObjectNode first = chunk();
@@ -208,7 +220,7 @@ final class ScriptedOpenAi implements AutoCloseable {
                 delta(c).put("content", p);
                 sse.data(c.toString());
             }
-            sse.data(finish("stop")).data(usage(42, pieces.length)).data("[DONE]");
+            sse.data(finish("stop")).data(usage(tokens)).data("[DONE]");
         };
     }
 
@@ -222,7 +234,7 @@ final class ScriptedOpenAi implements AutoCloseable {
                 delta(c).put("content", p);
                 sse.data(c.toString());
             }
-            sse.data(finish("stop")).data(usage(42, pieces.length)).data("[DONE]");
+            sse.data(finish("stop")).data(usage(new Tokens(42, pieces.length))).data("[DONE]");
         };
     }
 
@@ -231,6 +243,11 @@ final class ScriptedOpenAi implements AutoCloseable {
      * arrive in two pieces, the calls' pieces interleaved; then tool_calls, usage and [DONE].
      */
     static Script toolCalls(Call... calls) {
+        return toolCalls(new Tokens(50, 10), calls);
+    }
+
+    /** Tool calls as {@link #toolCalls(Call...)} streams them, with a usage of these tokens. */
+    static Script toolCalls(Tokens tokens, Call... calls) {
         return (ex, s) -> {
             Sse sse = stream(ex);
             for (int i = 0; i < calls.length; i++) {
@@ -250,7 +267,7 @@ final class ScriptedOpenAi implements AutoCloseable {
                     sse.data(c.toString());
                 }
             }
-            sse.data(finish("tool_calls")).data(usage(50, 10)).data("[DONE]");
+            sse.data(finish("tool_calls")).data(usage(tokens)).data("[DONE]");
         };
     }
 

@@ -12,8 +12,10 @@ import dev.switchboard.core.Role;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -259,6 +261,17 @@ class AgentScopeExchangeTest {
 
         assertThat(encode(new Event.RunFinished()).get(0).get("usage")).isEqualTo(json("""
                 {"input_tokens":130,"output_tokens":25,"total_tokens":155}"""));
+    }
+
+    @ParameterizedTest(name = "{0} model calls")
+    @CsvSource({"2, 32, 13", "3, 41, 17"})
+    void usageOfModelCallsWithoutTokenDetailsIsSummedIntoTheFinalResponse(int calls, long input, long output) {
+        Event.Usage[] local = {new Event.Usage("local", 20, 7, null, null), new Event.Usage("local", 12, 6, null, null),
+                new Event.Usage("local", 9, 4, null, null)};
+        afterStart(Arrays.copyOf(local, calls));
+
+        assertThat(encode(new Event.RunFinished()).get(0).get("usage")).isEqualTo(json("""
+                {"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}""".formatted(input, output, input + output)));
     }
 
     @Test

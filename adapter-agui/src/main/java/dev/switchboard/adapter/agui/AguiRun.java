@@ -195,8 +195,18 @@ final class AguiRun {
                 sum(a.reasoningTokens(), b.reasoningTokens()), sum(a.cachedInputTokens(), b.cachedInputTokens()));
     }
 
+    /**
+     * The sum of two optional counts, null when neither was reported. Not a conditional
+     * expression: one that mixes {@code Long} and {@code long} unboxes, so two nulls would throw.
+     */
     private static Long sum(Long a, Long b) {
-        return a == null ? b : b == null ? a : a + b;
+        if (a == null) {
+            return b;
+        }
+        if (b == null) {
+            return a;
+        }
+        return a + b;
     }
 
     private void closeStep(long timestamp, FrameWriter out) throws IOException {

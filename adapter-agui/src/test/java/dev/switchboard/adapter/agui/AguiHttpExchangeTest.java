@@ -1,6 +1,7 @@
 package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
@@ -9,12 +10,15 @@ import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.Decoded;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import static dev.switchboard.adapter.agui.AguiTesting.assertWellFormed;
+import static dev.switchboard.adapter.agui.AguiTesting.callsWithoutTokenDetails;
 import static dev.switchboard.adapter.agui.AguiTesting.json;
 import static dev.switchboard.adapter.agui.AguiTesting.types;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -199,6 +203,41 @@ class AguiHttpExchangeTest {
         assertThat(encode(new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "gone")).get(0).get("usage")).isEqualTo(json("""
                 [{"model":"gpt-x","inputTokens":10,"outputTokens":2,"totalTokens":12}]"""));
         assertTheOfficialClientAcceptsTheStream();
+    }
+
+    @ParameterizedTest(name = "{0} model calls")
+    @CsvSource({"2, 32, 13", "3, 41, 17"})
+    void usageOfModelCallsWithoutTokenDetailsIsSummedOnRunFinished(int calls, long input, long output) {
+        encode(new Event.RunStarted(null));
+        encode(callsWithoutTokenDetails(calls));
+
+        assertThat(encode(new Event.RunFinished()).get(0).get("usage")).isEqualTo(json("""
+                [{"model":"local","inputTokens":%d,"outputTokens":%d,"totalTokens":%d}]"""
+                .formatted(input, output, input + output)));
+        assertTheOfficialClientAcceptsTheStream();
+    }
+
+    @Test
+    void usageOfModelCallsWithoutTokenDetailsIsSummedOnRunError() {
+        encode(new Event.RunStarted(null));
+        encode(callsWithoutTokenDetails(2));
+
+        assertThat(encode(new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "gone")).get(0).get("usage")).isEqualTo(json("""
+                [{"model":"local","inputTokens":32,"outputTokens":13,"totalTokens":45}]"""));
+    }
+
+    @Test
+    void usageTheClientWasShownBeforeItReattachedCountsTowardsTheRunsUsage() {
+        AguiTesting reattach = AguiTesting.http();
+        Event.Usage[] calls = callsWithoutTokenDetails(3);
+        reattach.exchange().prime(new Envelope("thread-1", "run-1", 1, 1L, new Event.RunStarted(null)));
+        reattach.exchange().prime(new Envelope("thread-1", "run-1", 2, 2L, calls[0]));
+        reattach.exchange().prime(new Envelope("thread-1", "run-1", 3, 3L, calls[1]));
+
+        List<JsonNode> frames = reattach.encode("thread-1", "run-1", calls[2], new Event.RunFinished());
+
+        assertThat(frames.get(frames.size() - 1).get("usage")).isEqualTo(json("""
+                [{"model":"local","inputTokens":41,"outputTokens":17,"totalTokens":58}]"""));
     }
 
     @Test

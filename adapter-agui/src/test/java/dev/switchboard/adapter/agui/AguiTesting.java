@@ -15,6 +15,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -98,6 +99,16 @@ final class AguiTesting {
             throw new UncheckedIOException(e);
         }
         return out.json();
+    }
+
+    /**
+     * The first {@code calls} (up to 3) model calls of a run against a local server (vLLM, Ollama,
+     * llama.cpp), which reports no reasoning or cached-token counts: 20/7, 12/6 and 9/4 tokens.
+     */
+    static Event.Usage[] callsWithoutTokenDetails(int calls) {
+        Event.Usage[] all = {new Event.Usage("local", 20, 7, null, null), new Event.Usage("local", 12, 6, null, null),
+                new Event.Usage("local", 9, 4, null, null)};
+        return Arrays.copyOf(all, calls);
     }
 
     /** Each frame's type, with the step name, custom event name or outcome type where there is one. */

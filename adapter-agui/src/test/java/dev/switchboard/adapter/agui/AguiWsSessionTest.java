@@ -8,11 +8,14 @@ import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.List;
 import java.util.Map;
 
 import static dev.switchboard.adapter.agui.AguiTesting.assertWellFormed;
+import static dev.switchboard.adapter.agui.AguiTesting.callsWithoutTokenDetails;
 import static dev.switchboard.adapter.agui.AguiTesting.fixtureJson;
 import static dev.switchboard.adapter.agui.AguiTesting.json;
 import static dev.switchboard.adapter.agui.AguiTesting.types;
@@ -268,6 +271,29 @@ class AguiWsSessionTest {
         List<JsonNode> end = ws.encode("thread-1", "run-1", new Event.RunFinished());
         assertThat(end.get(end.size() - 1).get("usage")).isEqualTo(json("""
                 [{"model":"m","inputTokens":3,"outputTokens":4,"totalTokens":7}]"""));
+    }
+
+    @ParameterizedTest(name = "{0} model calls")
+    @CsvSource({"2, 32, 13", "3, 41, 17"})
+    void usageOfModelCallsWithoutTokenDetailsIsSummedOnRunFinished(int calls, long input, long output) {
+        ws.encode("thread-1", "run-1", new Event.RunStarted(null));
+        ws.encode("thread-1", "run-1", callsWithoutTokenDetails(calls));
+
+        List<JsonNode> end = ws.encode("thread-1", "run-1", new Event.RunFinished());
+        assertThat(end.get(end.size() - 1).get("usage")).isEqualTo(json("""
+                [{"model":"local","inputTokens":%d,"outputTokens":%d,"totalTokens":%d}]"""
+                .formatted(input, output, input + output)));
+    }
+
+    @Test
+    void usageOfModelCallsWithoutTokenDetailsIsSummedOnRunError() {
+        ws.encode("thread-1", "run-1", new Event.RunStarted(null));
+        ws.encode("thread-1", "run-1", callsWithoutTokenDetails(2));
+
+        List<JsonNode> end = ws.encode("thread-1", "run-1", new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "gone"));
+        assertThat(end).filteredOn(f -> f.path("type").asText().equals("RUN_ERROR")).singleElement()
+                .extracting(f -> f.get("usage")).isEqualTo(json("""
+                        [{"model":"local","inputTokens":32,"outputTokens":13,"totalTokens":45}]"""));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.switchboard.core.internal;
 
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
@@ -113,8 +114,8 @@ public final class Sequencer {
                 store.write(batch);
             } catch (RuntimeException e) {
                 // Fan-out still happens: live clients keep their run, the log says what history lost.
-                log.error("store write of {} events failed; they are delivered but not stored",
-                        batch.events().size(), e);
+                log.error("store write of {} failed; delivered but not stored",
+                        Plural.of(batch.events().size(), "event"), e);
             }
             batch.clear();
         }

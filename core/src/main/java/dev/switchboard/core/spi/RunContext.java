@@ -19,6 +19,11 @@ public interface RunContext {
     /**
      * Asks a person to approve a tool call. The stage completes when someone decides, on a
      * thread that may do blocking work; it completes exceptionally if the run ends first.
+     *
+     * <p>While a decision is pending the run is taken to do nothing else: a gateway that shuts
+     * down ends it at once with {@code UNAVAILABLE} rather than after its grace period, and the
+     * approval stays pending; answered after the restart, it continues the work through
+     * {@link AgentRuntime#resume}.
      */
     CompletionStage<ApprovalDecision> requestApproval(ApprovalRequest request);
 

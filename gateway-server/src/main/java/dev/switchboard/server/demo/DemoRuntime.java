@@ -8,6 +8,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AgentRuntime;
@@ -119,7 +120,7 @@ public final class DemoRuntime implements AgentRuntime {
         } else if (m.equals("history")) {
             long earlier = run.ctx.history().stream().filter(x -> x.role() == Role.USER).count();
             run.step("thinking");
-            run.say(chunks("This conversation has " + earlier + " earlier messages from you. ",
+            run.say(chunks("This conversation has " + Plural.of(earlier, "earlier message") + " from you. ",
                     "Ask me anything about food safety ", "and I will continue from there."), List.of());
             run.finish();
         } else if (m.contains("crash")) {

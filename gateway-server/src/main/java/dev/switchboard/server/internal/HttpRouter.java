@@ -8,6 +8,7 @@ import dev.switchboard.core.Principal;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.Authenticator;
 import dev.switchboard.core.spi.RestRequest;
 import dev.switchboard.server.GatewayConfig;
@@ -49,6 +50,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -72,13 +74,16 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final RestRoutes rest;
     private final Executor restExecutor;
     private final ConnectionLimits limits;
+    /** HTTP exchanges of the dialects being answered on every connection, for the shutdown summary. */
+    private final AtomicInteger openStreams;
     /** The HTTP exchange this connection is answering, if any; event loop only. */
     private HttpStream current;
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
-                      RestRoutes rest, Executor restExecutor, ConnectionLimits limits, BooleanSupplier ready,
-                      Consumer<WebSocketConnection> onOpen) {
+                      RestRoutes rest, Executor restExecutor, ConnectionLimits limits, AtomicInteger openStreams,
+                      BooleanSupplier ready, Consumer<WebSocketConnection> onOpen) {
         this.rest = rest;
+        this.openStreams = openStreams;
         this.limits = limits;
         this.restExecutor = restExecutor;
         this.hub = hub;
@@ -213,7 +218,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String client = clientKey(ctx, principal);
         if (!limits.tryAcquire(client)) {
-            tooMany(ctx, req, "more than " + limits.maxPerClient() + " open connections of this client");
+            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
             return;
         }
         HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), principal, path,
@@ -223,8 +228,10 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, () -> {
                     current = null;
                     limits.release(client);
+                    openStreams.decrementAndGet();
                 });
         current = stream;
+        openStreams.incrementAndGet();
         if (decoded instanceof Decoded.Failure f) {
             log.debug("bad {} request on {}: {}", dialect.id(), path, f.error().message());
             stream.refuse(f.error());
@@ -365,7 +372,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String client = clientKey(ctx, principal);
         if (!limits.tryAcquire(client)) {
-            tooMany(ctx, req, "more than " + limits.maxPerClient() + " open connections of this client");
+            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
             return;
         }
         ctx.channel().closeFuture().addListener(f -> limits.release(client));

@@ -8,6 +8,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.ApprovalDecision;
 import dev.switchboard.core.spi.RunContext;
@@ -119,7 +120,7 @@ final class AguiUpstreamRun implements RunHandle {
             return;
         }
         log.debug("run {}: POST {} as upstream run {}{}", request.runId(), config.url(), runId,
-                resume == null ? "" : " resuming " + resume.size() + " interrupts");
+                resume == null ? "" : " resuming " + Plural.of(resume.size(), "interrupt"));
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, request(runId, resume), upstream,
                 config.timeout(), runtime.client.timer, new Reader());
         abort = stream::cancel;
@@ -229,7 +230,7 @@ final class AguiUpstreamRun implements RunHandle {
             resume.addObject().put("interruptId", i.get("id").textValue()).put("status", "cancelled");
         }
         runtime.client.http.sendAsync(request(Ids.next("run"), resume), HttpResponse.BodyHandlers.discarding())
-                .whenComplete((r, e) -> log.debug("run {}: cancelled {} upstream interrupts: {}", request.runId(),
-                        interrupts.size(), e == null ? "HTTP " + r.statusCode() : e.toString()));
+                .whenComplete((r, e) -> log.debug("run {}: cancelled {} upstream: {}", request.runId(),
+                        Plural.of(interrupts.size(), "interrupt"), e == null ? "HTTP " + r.statusCode() : e.toString()));
     }
 }

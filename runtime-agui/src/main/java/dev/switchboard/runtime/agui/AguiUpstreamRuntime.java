@@ -1,5 +1,6 @@
 package dev.switchboard.runtime.agui;
 
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.RunContext;
@@ -24,8 +25,8 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
     AguiUpstreamRuntime(AguiUpstreamConfig config) {
         this.config = config;
         this.client = new UpstreamHttp.Client("agui", config.timeout());
-        log.info("runtime agui: runs go to {} ({} extra headers, client tokens {}forwarded)", config.url(),
-                config.headers().size(), config.forwardToken() ? "" : "not ");
+        log.info("runtime agui: runs go to {} ({}, client tokens {}forwarded)", config.url(),
+                Plural.of(config.headers().size(), "extra header"), config.forwardToken() ? "" : "not ");
     }
 
     @Override

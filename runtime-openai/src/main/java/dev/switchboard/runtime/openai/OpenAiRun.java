@@ -5,6 +5,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolSpec;
 import dev.switchboard.core.UpstreamHttp;
@@ -142,7 +143,8 @@ final class OpenAiRun implements RunHandle {
         if (!config.apiKey().isEmpty()) {
             b.header("Authorization", "Bearer " + config.apiKey());
         }
-        log.debug("run {}: model call {} with {} messages", request.runId(), rounds + 1, conversation.size());
+        log.debug("run {}: model call {} with {}", request.runId(), rounds + 1,
+                Plural.of(conversation.size(), "message"));
         OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, b.build(),
                 "the model server at " + config.endpoint(), config.timeout(), runtime.client.timer, new ModelStream(turn));
@@ -226,8 +228,8 @@ final class OpenAiRun implements RunHandle {
         }
         if (rounds >= config.maxToolRounds()) {
             fail("the model still asked for tools (" + String.join(", ", calls.stream().map(OpenAiTurn.Call::name)
-                    .toList()) + ") after " + rounds + " rounds of tool calls, the limit set by --max-tool-rounds; "
-                    + "raise it or check what the tools answer");
+                    .toList()) + ") after " + Plural.of(rounds, "round") + " of tool calls, the limit set by "
+                    + "--max-tool-rounds; raise it or check what the tools answer");
             return;
         }
         rounds++;

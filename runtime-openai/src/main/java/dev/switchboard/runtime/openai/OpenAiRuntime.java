@@ -1,5 +1,6 @@
 package dev.switchboard.runtime.openai;
 
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -26,8 +27,8 @@ public final class OpenAiRuntime implements AgentRuntime {
     OpenAiRuntime(OpenAiConfig config) {
         this.config = config;
         this.client = new UpstreamHttp.Client("openai", config.timeout());
-        log.info("runtime openai: model {} at {}, {} server tools, approvals from risk {}", config.model(),
-                config.endpoint(), config.tools().size(), config.approvalRisk().wireName());
+        log.info("runtime openai: model {} at {}, {}, approvals from risk {}", config.model(),
+                config.endpoint(), Plural.of(config.tools().size(), "server tool"), config.approvalRisk().wireName());
     }
 
     @Override
