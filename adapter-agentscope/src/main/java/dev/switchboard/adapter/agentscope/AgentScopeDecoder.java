@@ -53,8 +53,6 @@ final class AgentScopeDecoder {
         this.maxContentChars = maxContentChars;
     }
 
-    /** Bad input found while decoding; caught in {@link #decode} and never thrown out of it. */
-
     /**
      * What the exchange needs to know of a decoded request: the conversation, whether the answer
      * streams, and the run it starts, or for decisions (which continue a run started elsewhere) the
@@ -405,18 +403,9 @@ final class AgentScopeDecoder {
 
     // ---- field helpers --------------------------------------------------------------------
 
-
-
-
-
-
-
-
     private void checkLength(String text, String at) throws Refused {
         if (text.length() > maxContentChars && text.codePointCount(0, text.length()) > maxContentChars) {
             throw invalid(at, "at most " + maxContentChars + " characters");
         }
     }
-
-
 }
