@@ -3,6 +3,7 @@ package dev.switchboard.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.Role;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -104,6 +105,20 @@ class AgentScopeServerTest {
         assertThat(full.path("delta").asBoolean()).isFalse();
         assertThat(full.path("text").asText()).isEqualTo(text(events));
         assertThat(text(events)).contains("chilled food");
+    }
+
+    @Test
+    void aBareStringInputIsAnsweredAsOneUserMessage() throws Exception {
+        String session = UUID.randomUUID().toString();
+        List<JsonNode> events = events(post("{\"input\": \"What are the storage rules?\", \"session_id\": \""
+                + session + "\"}"));
+
+        assertThat(text(events)).contains("chilled food");
+        assertThat(events.get(events.size() - 1).path("status").asText()).isEqualTo("completed");
+        assertThat(gateway.server.hub().store().messages(session).get(0)).satisfies(m -> {
+            assertThat(m.role()).isEqualTo(Role.USER);
+            assertThat(m.content()).isEqualTo("What are the storage rules?");
+        });
     }
 
     @Test
@@ -234,7 +249,10 @@ class AgentScopeServerTest {
         assertThat(deep.statusCode()).isEqualTo(400);
         assertThat(Json.MAPPER.readTree(deep.body()).path("error").path("message").asText()).containsIgnoringCase("depth");
         assertThat(post("{}").statusCode()).isEqualTo(422);
-        assertThat(post("{\"input\": \"hello\"}").statusCode()).isEqualTo(422);
+        HttpResponse<String> notAList = post("{\"input\": 42}");
+        assertThat(notAList.statusCode()).isEqualTo(422);
+        assertThat(Json.MAPPER.readTree(notAList.body()).path("error").path("message").asText())
+                .isEqualTo("input must be a list of messages, or a string (one user message)");
         HttpResponse<String> noText = post("{\"input\": [{\"role\": \"assistant\", \"content\": \"hi\"}]}");
         assertThat(noText.statusCode()).isEqualTo(422);
         assertThat(noText.headers().firstValue("content-type").orElse("")).startsWith("application/json");

@@ -146,7 +146,7 @@ enum SoakDialect {
                     "{\"threadId\":\"t\",\"messages\":{}}");
             case VOICE -> List.of("{\"type\":\"message\"}", "{oops", "{\"type\":\"teleport\"}", "null");
             case AGUI_SSE -> List.of("{\"threadId\":", "{\"threadId\":5,\"messages\":[]}", "[]");
-            case AGENTSCOPE -> List.of("{\"session_id\":", "{\"input\":\"not a list\"}", "{\"input\":[{\"role\":7}]}");
+            case AGENTSCOPE -> List.of("{\"session_id\":", "{\"input\":42}", "{\"input\":[{\"role\":7}]}");
         };
     }
 

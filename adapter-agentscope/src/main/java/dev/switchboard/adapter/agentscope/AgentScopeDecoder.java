@@ -35,12 +35,14 @@ import java.util.Set;
  * when its input holds {@code mcp_approval_response} messages, the decisions that continue a waiting
  * run. Field names and types follow the reference runtime's {@code AgentRequest} and {@code Message}.
  *
- * <p>An optional field sent as JSON {@code null} counts as absent, as it does for the reference's
- * pydantic models; unknown fields are ignored.
+ * <p>{@code input} is a list of messages; a bare string is taken as one user message, which is what
+ * a person typing a request by hand sends first. An optional field sent as JSON {@code null} counts as
+ * absent, as it does for the reference's pydantic models; unknown fields are ignored.
  */
 final class AgentScopeDecoder {
     private static final String ROLES = "one of user, assistant, system, tool";
     private static final String PART_TYPES = "one of text, image, data, audio, file, refusal, video";
+    private static final String INPUT_RULE = "a list of messages, or a string (one user message)";
     /** Request fields passed on to the runtime in {@code StartRun.metadata}, under the same names. */
     private static final List<String> STRING_OPTIONS = List.of("model", "user_id", "id");
     private static final List<String> NUMBER_OPTIONS =
@@ -52,8 +54,6 @@ final class AgentScopeDecoder {
     AgentScopeDecoder(int maxContentChars) {
         this.maxContentChars = maxContentChars;
     }
-
-    /** Bad input found while decoding; caught in {@link #decode} and never thrown out of it. */
 
     /**
      * What the exchange needs to know of a decoded request: the conversation, whether the answer
@@ -98,15 +98,23 @@ final class AgentScopeDecoder {
         String sessionId = optionalId(root, "session_id", "session_id");
         JsonNode input = root.get("input");
         if (absent(input)) {
-            throw missing("input", "a list of messages");
+            throw missing("input", INPUT_RULE);
         }
-        if (!input.isArray()) {
-            throw invalid("input", "a list of messages");
+        if (!input.isArray() && !input.isTextual()) {
+            throw invalid("input", INPUT_RULE);
         }
         List<InputMessage> messages = new ArrayList<>();
         List<Command.DecideApproval> decisions = new ArrayList<>();
         int newestUser = -1;
-        int newestUserAt = -1;
+        // Where the newest user message's text is, for the error when it has none.
+        String newestUserText = null;
+        if (input.isTextual()) {
+            // One user message; a string has no elements, so the loop below reads nothing more.
+            checkLength(input.textValue(), "input");
+            messages.add(InputMessage.text(Ids.next("msg"), Role.USER, input.textValue()));
+            newestUser = 0;
+            newestUserText = "input";
+        }
         for (int i = 0; i < input.size(); i++) {
             String at = "input[" + i + "]";
             JsonNode m = input.get(i);
@@ -121,7 +129,7 @@ final class AgentScopeDecoder {
                     InputMessage message = textMessage(m, at);
                     if (message.role() == Role.USER) {
                         newestUser = messages.size();
-                        newestUserAt = i;
+                        newestUserText = at + ".content";
                     }
                     messages.add(message);
                 }
@@ -153,7 +161,7 @@ final class AgentScopeDecoder {
             throw missing("input", "a message with role user and text content");
         }
         if (messages.get(newestUser).content().isBlank()) {
-            throw missing("input[" + newestUserAt + "].content", "the user's text");
+            throw missing(newestUserText, "the user's text");
         }
         if (sessionId == null) {
             sessionId = Ids.next("session");
@@ -405,18 +413,9 @@ final class AgentScopeDecoder {
 
     // ---- field helpers --------------------------------------------------------------------
 
-
-
-
-
-
-
-
     private void checkLength(String text, String at) throws Refused {
         if (text.length() > maxContentChars && text.codePointCount(0, text.length()) > maxContentChars) {
             throw invalid(at, "at most " + maxContentChars + " characters");
         }
     }
-
-
 }

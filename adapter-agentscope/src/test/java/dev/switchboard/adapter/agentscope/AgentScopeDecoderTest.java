@@ -94,6 +94,33 @@ class AgentScopeDecoderTest {
     }
 
     @Test
+    void aBareStringInputIsOneUserMessage() {
+        Command.StartRun start = startRun("""
+                {"input":"What are the rules for food storage?","session_id":"s1","model":"qwen-max"}""");
+
+        assertThat(start.conversationId()).isEqualTo("s1");
+        assertThat(start.messages()).singleElement().satisfies(m -> {
+            assertThat(m.role()).isEqualTo(Role.USER);
+            assertThat(m.content()).isEqualTo("What are the rules for food storage?");
+            assertThat(m.id()).startsWith("msg_");
+        });
+        assertThat(start.metadata()).isEqualTo(json("{\"model\":\"qwen-max\"}"));
+        assertThat(http.exchange().streaming()).isTrue();
+    }
+
+    @Test
+    void aBareStringInputOverTheLimitIsAnInvalidInput() {
+        AgentScopeTesting small = new AgentScopeTesting(new AdapterContext(5));
+
+        assertThat(small.decode("{\"input\":\"héllo\"}")).isInstanceOf(Decoded.Commands.class);
+        assertThat(small.decode("{\"input\":\"too long\"}")).isInstanceOfSatisfying(Decoded.Failure.class, f -> {
+            assertThat(f.error().code()).isEqualTo(ErrorCode.INVALID_FIELD);
+            assertThat(f.error().details()).containsEntry("field", "input");
+            assertThat(f.error().message()).contains("at most 5 characters");
+        });
+    }
+
+    @Test
     void messageIdsGivenAreKeptSoAResentHistoryIsRecognised() {
         String body = """
                 {"input":[{"id":"msg_1","role":"user","content":"a"},{"id":"msg_2","role":"assistant","content":"b"},
@@ -232,7 +259,10 @@ class AgentScopeDecoderTest {
                 Arguments.of("[".repeat(200), ErrorCode.INVALID_JSON, null, 400),
                 Arguments.of("{}", ErrorCode.MISSING_FIELD, "input", 422),
                 Arguments.of("{\"input\":null}", ErrorCode.MISSING_FIELD, "input", 422),
-                Arguments.of("{\"input\":\"hi\"}", ErrorCode.INVALID_FIELD, "input", 422),
+                Arguments.of("{\"input\":\"\"}", ErrorCode.MISSING_FIELD, "input", 422),
+                Arguments.of("{\"input\":\" \\n \"}", ErrorCode.MISSING_FIELD, "input", 422),
+                Arguments.of("{\"input\":42}", ErrorCode.INVALID_FIELD, "input", 422),
+                Arguments.of("{\"input\":true}", ErrorCode.INVALID_FIELD, "input", 422),
                 Arguments.of("{\"input\":{\"role\":\"user\"}}", ErrorCode.INVALID_FIELD, "input", 422),
                 Arguments.of("{\"input\":[]}", ErrorCode.MISSING_FIELD, "input", 422),
                 Arguments.of("{\"input\":[{\"role\":\"assistant\",\"content\":\"hi\"}]}",

@@ -254,10 +254,11 @@ class AgentScopeFlowTest {
     @Test
     void aRefusedRequestIsAnsweredWithTheErrorBody() {
         AgentScopeTesting http = new AgentScopeTesting();
-        GatewayError error = ((Decoded.Failure) http.decode("{\"input\":\"hi\"}")).error();
+        GatewayError error = ((Decoded.Failure) http.decode("{\"input\":42}")).error();
 
         assertThat(http.encodeError(error)).containsExactly(json("""
-                {"error":{"code":"validation_error","message":"input must be a list of messages",
+                {"error":{"code":"validation_error",
+                          "message":"input must be a list of messages, or a string (one user message)",
                           "details":{"field":"input"}}}"""));
         assertThat(error.code().httpStatus()).isEqualTo(422);
     }
