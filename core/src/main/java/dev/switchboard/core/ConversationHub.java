@@ -179,10 +179,11 @@ public final class ConversationHub implements AutoCloseable {
         } else if (command instanceof Command.Resume resume) {
             resume(resume, from);
         } else if (command instanceof Command.Subscribe sub) {
-            // Live-only joins may name a conversation that does not exist yet: clients pick a new
+            // Live joins may name a conversation that does not exist yet: clients pick a new
             // conversation's id and connect before their first message. Its creator decides who
-            // stays (see startRun). Replays need a stored conversation.
-            Optional<Conversation> c = access(sub.conversationId(), from, sub.afterSeq() < 0);
+            // stays (see startRun). Replays, and reattaches to the last run, need a stored conversation.
+            boolean live = sub.afterSeq() < 0 && sub.afterSeq() != Command.Subscribe.LAST_RUN;
+            Optional<Conversation> c = access(sub.conversationId(), from, live);
             c.ifPresent(conv -> subscribe(conv, from, sub.afterSeq(), sub.catchUp()));
         }
     }
@@ -261,6 +262,16 @@ public final class ConversationHub implements AutoCloseable {
                 }
                 if (from < 0 && afterSeq == Command.Subscribe.LAST_RUN) {
                     from = lastRunStart(c, lastSeq) - 1;
+                    if (from < 0) {
+                        boolean idle;
+                        synchronized (c) {
+                            idle = c.active == null;
+                        }
+                        if (idle) {
+                            // No run to reattach to, active or past: nothing to resume.
+                            s.caughtUp();
+                        }
+                    }
                 }
             }
             if (afterSeq > 0) {

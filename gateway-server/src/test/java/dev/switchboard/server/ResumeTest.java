@@ -287,6 +287,15 @@ class ResumeTest {
     }
 
     @Test
+    void aReattachWithoutACursorToAConversationThatDoesNotExistGets404AtOnce() throws Exception {
+        for (String path : List.of("/agui/threads/" + UUID.randomUUID() + "/events",
+                "/process/sessions/" + UUID.randomUUID() + "/events")) {
+            var res = http(java.net.http.HttpRequest.newBuilder(uri(path)));
+            assertThat(res.statusCode()).as(path).isEqualTo(404);
+        }
+    }
+
+    @Test
     void aMalformedCursorIsRefusedAtTheUpgrade() {
         for (String path : List.of("/hai/ws?session_id=s&last_seq=x", "/agui/ws?threadId=t&last_seq=-1",
                 "/api/realtime/ws?conversationId=c&last_seq=1.5")) {
