@@ -86,7 +86,7 @@ final class AguiUpstreamRun implements RunHandle {
 
     private void fail(ErrorCode code, String message) {
         if (!stopped()) {
-            log.warn("run {} failed: {}", request.runId(), message);
+            // The hub logs the failed run with its conversation; the message is all it needs.
             ctx.fail(code, message);
         }
         abort.run();

@@ -122,7 +122,7 @@ final class OpenAiRun implements RunHandle {
     private void fail(String message) {
         String safe = config.redact(message);
         if (!stopped()) {
-            log.warn("run {} failed: {}", request.runId(), safe);
+            // The hub logs the failed run with its conversation; the message is all it needs.
             ctx.fail(ErrorCode.UPSTREAM_FAILED, safe);
         }
         abort.run();
