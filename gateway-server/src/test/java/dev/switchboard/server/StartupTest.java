@@ -32,23 +32,26 @@ class StartupTest {
         Path data = dir.resolve("data");
         ChildGateway first = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("first.log"), List.of(),
                 "--demo-delay-ms", "20");
-        try (WsClient c = WsClient.connect(first.port, "/hai/ws")) {
-            c.ask("live", "slow please");
-            c.until(f -> f.path("content").asText().startsWith("chunk 3 "));
-            // While the first streams: the same data directory on another port, then on the same port.
-            for (int port : new int[] {ChildGateway.freePort(), first.port}) {
-                ChildGateway.Exit second = ChildGateway.run(Map.of(), "--port", String.valueOf(port),
-                        "--data-dir", data.toString());
-                assertThat(second.code()).isEqualTo(1);
-                assertThat(messages(second)).containsExactly("switchboard: the data directory " + data
-                        + " is in use by another gateway (pid " + first.process.pid()
-                        + "); stop it, or give this one another --data-dir");
-                assertThat(second.output()).doesNotContain("interrupted by a stop").doesNotContain("\tat ");
+        try {
+            try (WsClient c = WsClient.connect(first.port, "/hai/ws")) {
+                c.ask("live", "slow please");
+                c.until(f -> f.path("content").asText().startsWith("chunk 3 "));
+                // While the first streams: the same data directory on another port, then on the same port.
+                for (int port : new int[] {ChildGateway.freePort(), first.port}) {
+                    ChildGateway.Exit second = ChildGateway.run(Map.of(), "--port", String.valueOf(port),
+                            "--data-dir", data.toString());
+                    assertThat(second.code()).isEqualTo(1);
+                    assertThat(messages(second)).containsExactly("switchboard: the data directory " + data
+                            + " is in use by another gateway (pid " + first.process.pid()
+                            + "); stop it, or give this one another --data-dir");
+                    assertThat(second.output()).doesNotContain("interrupted by a stop").doesNotContain("\tat ");
+                }
+                List<JsonNode> rest = c.untilCompleted();
+                assertThat(rest.get(rest.size() - 1).path("status").asText()).isEqualTo("completed");
             }
-            List<JsonNode> rest = c.untilCompleted();
-            assertThat(rest.get(rest.size() - 1).path("status").asText()).isEqualTo("completed");
+        } finally {
+            first.stop();
         }
-        first.stop();
         assertThat(first.logText()).doesNotContain("failed").doesNotContain("ERROR");
         try (SqliteConversationStore store = SqliteConversationStore.open(data)) {
             List<Envelope> log = store.events("live", 0, 10_000);
