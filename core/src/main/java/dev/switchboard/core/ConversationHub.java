@@ -847,6 +847,7 @@ public final class ConversationHub implements AutoCloseable {
 
     private void emitLocked(Conversation c, Run run, String runId, Event event, Runnable after) {
         Envelope env = new Envelope(c.id, runId, ++c.lastSeq, clock.getAsLong(), event);
+        Object prepared = store.prepare(env);
         StoreBatch.MessageRow row = messageOf(env);
         ApprovalRecord approval = event instanceof Event.ApprovalRequested a
                 ? new ApprovalRecord(c.id, runId, env.seq(), a, ApprovalRecord.Status.PENDING, null, null, null)
@@ -855,7 +856,7 @@ public final class ConversationHub implements AutoCloseable {
             run.ownMessages.add(row.message().id());
         }
         writeLocked(c, b -> {
-            b.addEvent(env);
+            b.addEvent(env, prepared);
             if (row != null) {
                 b.addMessage(row);
             }

@@ -10,6 +10,8 @@ import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
 import dev.switchboard.core.testing.LogCapture;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
 import dev.switchboard.core.testing.RecordingSubscriber;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -105,6 +107,41 @@ class ConversationHubTest {
         assertThat(got).extracting(Envelope::seq).containsExactly(1L, 2L, 3L, 4L, 5L);
         assertThat(got).extracting(Envelope::runId).containsOnly(run.request().runId());
         assertThat(store.messages("c1")).extracting(InputMessage::role).containsExactly(Role.USER, Role.ASSISTANT);
+    }
+
+    @Test
+    void theStoreGetsBackWhatItPreparedForEachEventOnTheEmittingThread() throws Exception {
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        List<String> preparedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Object> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ConversationStore preparing = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("prepare")) {
+                        preparedOn.add(Thread.currentThread().getName());
+                        return "prepared " + ((Envelope) args[0]).seq();
+                    }
+                    if (method.getName().equals("write")) {
+                        StoreBatch b = (StoreBatch) args[0];
+                        for (int i = 0; i < b.events().size(); i++) {
+                            written.add(b.prepared(i));
+                        }
+                    }
+                    try {
+                        return method.invoke(inner, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        try (ConversationHub own = ConversationHub.builder().store(preparing).runtime(runtime).build()) {
+            RecordingSubscriber a = new RecordingSubscriber();
+            own.submit(ask("c1", "hello"), a);
+            ManualRuntime.Started run = runtime.next();
+            run.ctx().emit(new Event.TextDelta("m1", "Hi"));
+            run.ctx().finish();
+            a.until(Event::terminal, WAIT);
+        }
+        assertThat(written).containsExactly("prepared 1", "prepared 2", "prepared 3");
+        assertThat(preparedOn).doesNotContain("switchboard-sequencer");
     }
 
     @Test

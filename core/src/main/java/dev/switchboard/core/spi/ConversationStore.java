@@ -24,6 +24,16 @@ public interface ConversationStore extends AutoCloseable {
     /** Writes a batch in one transaction: all of it or none. */
     void write(StoreBatch batch);
 
+    /**
+     * Work on an event that need not wait for the writer, such as encoding it: the hub calls this
+     * on the thread that emits the event, before queuing it, and the result comes back with the
+     * event in the batch ({@link StoreBatch#prepared(int)}), so the one thread that writes does
+     * less per event. Null (the default) when there is nothing to prepare.
+     */
+    default Object prepare(Envelope event) {
+        return null;
+    }
+
     /** Stored events with {@code seq > afterSeq}, in order, at most {@code limit}. */
     List<Envelope> events(String conversationId, long afterSeq, int limit);
 

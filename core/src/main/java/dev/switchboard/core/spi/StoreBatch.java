@@ -18,6 +18,8 @@ public final class StoreBatch {
     private final List<ConversationRecord> conversations = new ArrayList<>();
     private final List<MessageRow> messages = new ArrayList<>();
     private final List<Envelope> events = new ArrayList<>();
+    /** What the store prepared for each event (see ConversationStore#prepare), null where nothing. */
+    private final List<Object> prepared = new ArrayList<>();
     private final List<ApprovalRecord> approvals = new ArrayList<>();
 
     public StoreBatch addConversation(ConversationRecord c) {
@@ -31,7 +33,13 @@ public final class StoreBatch {
     }
 
     public StoreBatch addEvent(Envelope e) {
+        return addEvent(e, null);
+    }
+
+    /** Adds an event with what {@link ConversationStore#prepare} made of it. */
+    public StoreBatch addEvent(Envelope e, Object prepared) {
         events.add(e);
+        this.prepared.add(prepared);
         return this;
     }
 
@@ -52,6 +60,11 @@ public final class StoreBatch {
         return events;
     }
 
+    /** What the store prepared for the {@code i}-th event, or null. */
+    public Object prepared(int i) {
+        return prepared.get(i);
+    }
+
     public List<ApprovalRecord> approvals() {
         return approvals;
     }
@@ -65,6 +78,7 @@ public final class StoreBatch {
         conversations.clear();
         messages.clear();
         events.clear();
+        prepared.clear();
         approvals.clear();
     }
 }

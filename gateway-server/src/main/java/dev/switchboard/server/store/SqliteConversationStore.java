@@ -338,13 +338,15 @@ public final class SqliteConversationStore implements ConversationStore {
         }
         insertMessage.executeBatch();
 
-        for (Envelope e : batch.events()) {
+        List<Envelope> events = batch.events();
+        for (int i = 0; i < events.size(); i++) {
+            Envelope e = events.get(i);
             insertEvent.setString(1, e.conversationId());
             insertEvent.setLong(2, e.seq());
             insertEvent.setString(3, e.runId());
             insertEvent.setLong(4, e.timestamp());
             insertEvent.setString(5, e.event().kind().name());
-            insertEvent.setString(6, EventCodec.toJson(e.event()));
+            insertEvent.setString(6, batch.prepared(i) instanceof String json ? json : EventCodec.toJson(e.event()));
             insertEvent.addBatch();
         }
         insertEvent.executeBatch();
@@ -366,6 +368,12 @@ public final class SqliteConversationStore implements ConversationStore {
             upsertApproval.addBatch();
         }
         upsertApproval.executeBatch();
+    }
+
+    /** The event's stored JSON, encoded on the emitting thread rather than by the writer. */
+    @Override
+    public Object prepare(Envelope event) {
+        return EventCodec.toJson(event.event());
     }
 
     /** Rolls back and drops rows still queued on any statement, so the next batch starts clean. */

@@ -88,6 +88,23 @@ class SqliteConversationStoreTest {
     }
 
     @Test
+    void eventsPreparedOnTheEmittingThreadReadBackEqualToWhatWasWritten() {
+        List<Envelope> written = new ArrayList<>();
+        List<Event> events = oneEventOfEachKind();
+        StoreBatch batch = conversation(CONV);
+        for (int i = 0; i < events.size(); i++) {
+            Envelope e = new Envelope(CONV, "run-1", i + 1, T0 + i, events.get(i));
+            written.add(e);
+            Object prepared = store.prepare(e);
+            assertThat(prepared).isInstanceOf(String.class);
+            batch.addEvent(e, prepared);
+        }
+        store.write(batch);
+
+        assertThat(store.events(CONV, 0, 100)).isEqualTo(written);
+    }
+
+    @Test
     void eventsAfterASeqComeInOrderAndAtMostLimit() {
         StoreBatch batch = conversation(CONV).addConversation(new ConversationRecord("other", null, T0));
         for (long seq = 10; seq >= 1; seq--) {
