@@ -3,7 +3,6 @@ package dev.switchboard.core;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.SegmentedStringWriter;
 import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.core.util.BufferRecycler;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -13,6 +12,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -25,6 +26,7 @@ import java.util.List;
  * written by either are read back by the same databind reader.
  */
 public final class EventCodec {
+    private static final ThreadLocal<ThreadWriter> THREAD_WRITER = ThreadLocal.withInitial(ThreadWriter::new);
     private static final ObjectReader READER = Json.MAPPER.readerFor(Event.class);
     /* Not JsonGenerator.writeTree, which flushes the generator after every tree. */
     private static final ObjectWriter TREE_WRITER =
@@ -100,16 +102,20 @@ public final class EventCodec {
 
     /** The event as one JSON document with a {@code type} discriminator. */
     public static String toJson(Event event) {
-        BufferRecycler recycler = Json.FACTORY._getBufferRecycler();
-        try (SegmentedStringWriter out = new SegmentedStringWriter(recycler)) {
-            try (JsonGenerator g = Json.FACTORY.createGenerator(out)) {
-                write(event, g);
-            }
-            return out.getAndClear();
+        ThreadWriter out = THREAD_WRITER.get();
+        boolean written = false;
+        try {
+            write(event, out.generator);
+            String json = out.take();
+            written = true;
+            return json;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot serialise " + event.kind(), e);
         } finally {
-            recycler.releaseToPool();
+            if (!written) {
+                // The generator may be left inside the event's object: the next event gets a new one.
+                THREAD_WRITER.remove();
+            }
         }
     }
 
@@ -316,6 +322,82 @@ public final class EventCodec {
             g.writeEndObject();
         }
         g.writeEndArray();
+    }
+
+    /**
+     * A generator kept open for every event its thread writes, over a growing buffer of its own, so
+     * that an event costs the {@code String} and nothing else. It has a buffer recycler of its own
+     * too: one from the thread's shared pool would keep that pool's buffer from every other
+     * generator on the thread.
+     */
+    private static final class ThreadWriter extends Writer implements BufferRecycler.Gettable {
+        /** A buffer grown past this many chars by a large event is let go after it. */
+        private static final int KEPT_CHARS = 16 * 1024;
+        private static final int INITIAL_CHARS = 512;
+
+        private final BufferRecycler recycler = new BufferRecycler();
+        private final JsonGenerator generator;
+        private char[] chars = new char[INITIAL_CHARS];
+        private int length;
+
+        ThreadWriter() {
+            try {
+                generator = Json.FACTORY.createGenerator(this);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            generator.setRootValueSeparator(null);
+        }
+
+        /** The text written since the last call. */
+        String take() throws IOException {
+            generator.flush();
+            String text = new String(chars, 0, length);
+            length = 0;
+            if (chars.length > KEPT_CHARS) {
+                chars = new char[INITIAL_CHARS];
+            }
+            return text;
+        }
+
+        @Override
+        public BufferRecycler bufferRecycler() {
+            return recycler;
+        }
+
+        @Override
+        public void write(char[] source, int offset, int count) {
+            ensure(count);
+            System.arraycopy(source, offset, chars, length, count);
+            length += count;
+        }
+
+        @Override
+        public void write(String source, int offset, int count) {
+            ensure(count);
+            source.getChars(offset, offset + count, chars, length);
+            length += count;
+        }
+
+        @Override
+        public void write(int c) {
+            ensure(1);
+            chars[length++] = (char) c;
+        }
+
+        private void ensure(int more) {
+            if (chars.length - length < more) {
+                chars = Arrays.copyOf(chars, Math.max(chars.length * 2, length + more));
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
     }
 
     /** The event read back from {@link #toJson}. */

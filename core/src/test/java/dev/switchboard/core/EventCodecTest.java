@@ -11,11 +11,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class EventCodecTest {
     private static final ObjectWriter DATABIND = Json.MAPPER.writerFor(Event.class);
@@ -147,6 +149,29 @@ class EventCodecTest {
 
         assertThat(out.toString())
                 .isEqualTo("[" + EventCodec.toJson(first) + "," + EventCodec.toJson(second) + "]");
+    }
+
+    @Test
+    void anEventThatCannotBeWrittenLeavesTheNextOneWhole() throws Exception {
+        JsonNode tooDeep = Json.MAPPER.createArrayNode();
+        for (int depth = 0; depth < 1_000; depth++) {
+            tooDeep = Json.MAPPER.createArrayNode().add(tooDeep);
+        }
+        Event unwritable = new Event.Custom("deep", tooDeep);
+        Event next = new Event.TextDelta("m1", "Hi");
+
+        assertThatThrownBy(() -> EventCodec.toJson(unwritable)).isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("CUSTOM");
+        assertThat(EventCodec.toJson(next)).isEqualTo(DATABIND.writeValueAsString(next));
+    }
+
+    @Test
+    void anEventLargerThanTheKeptBufferIsWrittenWholeAndSoIsTheNextOne() throws Exception {
+        Event large = new Event.ToolResult("call-1", "search", NESTED, true, TRICKY.repeat(2_000), "m2");
+        Event next = new Event.TextDelta("m1", "Hi");
+
+        assertThat(EventCodec.toJson(large)).isEqualTo(DATABIND.writeValueAsString(large));
+        assertThat(EventCodec.toJson(next)).isEqualTo(DATABIND.writeValueAsString(next));
     }
 
     @Test
