@@ -33,27 +33,27 @@ public final class EventCodec {
             Json.MAPPER.writer().without(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
 
     private static final SerializableString TYPE = name("type");
-    private static final SerializableString RUN_STARTED = name("run_started");
-    private static final SerializableString STEP_STARTED = name("step_started");
-    private static final SerializableString STEP_FINISHED = name("step_finished");
-    private static final SerializableString MESSAGE_STARTED = name("message_started");
-    private static final SerializableString TEXT_DELTA = name("text_delta");
-    private static final SerializableString MESSAGE_COMPLETED = name("message_completed");
-    private static final SerializableString REASONING_STARTED = name("reasoning_started");
-    private static final SerializableString REASONING_DELTA = name("reasoning_delta");
-    private static final SerializableString REASONING_COMPLETED = name("reasoning_completed");
-    private static final SerializableString TOOL_CALL_STARTED = name("tool_call_started");
-    private static final SerializableString TOOL_CALL_ARGS = name("tool_call_args");
-    private static final SerializableString TOOL_CALL_COMPLETED = name("tool_call_completed");
-    private static final SerializableString TOOL_RESULT = name("tool_result");
-    private static final SerializableString APPROVAL_REQUESTED = name("approval_requested");
-    private static final SerializableString APPROVAL_RESOLVED = name("approval_resolved");
-    private static final SerializableString STATE_SNAPSHOT = name("state_snapshot");
-    private static final SerializableString STATE_DELTA = name("state_delta");
-    private static final SerializableString CUSTOM = name("custom");
-    private static final SerializableString USAGE = name("usage");
-    private static final SerializableString RUN_FINISHED = name("run_finished");
-    private static final SerializableString RUN_FAILED = name("run_failed");
+    private static final SerializableString RUN_STARTED_TYPE = name("run_started");
+    private static final SerializableString STEP_STARTED_TYPE = name("step_started");
+    private static final SerializableString STEP_FINISHED_TYPE = name("step_finished");
+    private static final SerializableString MESSAGE_STARTED_TYPE = name("message_started");
+    private static final SerializableString TEXT_DELTA_TYPE = name("text_delta");
+    private static final SerializableString MESSAGE_COMPLETED_TYPE = name("message_completed");
+    private static final SerializableString REASONING_STARTED_TYPE = name("reasoning_started");
+    private static final SerializableString REASONING_DELTA_TYPE = name("reasoning_delta");
+    private static final SerializableString REASONING_COMPLETED_TYPE = name("reasoning_completed");
+    private static final SerializableString TOOL_CALL_STARTED_TYPE = name("tool_call_started");
+    private static final SerializableString TOOL_CALL_ARGS_TYPE = name("tool_call_args");
+    private static final SerializableString TOOL_CALL_COMPLETED_TYPE = name("tool_call_completed");
+    private static final SerializableString TOOL_RESULT_TYPE = name("tool_result");
+    private static final SerializableString APPROVAL_REQUESTED_TYPE = name("approval_requested");
+    private static final SerializableString APPROVAL_RESOLVED_TYPE = name("approval_resolved");
+    private static final SerializableString STATE_SNAPSHOT_TYPE = name("state_snapshot");
+    private static final SerializableString STATE_DELTA_TYPE = name("state_delta");
+    private static final SerializableString CUSTOM_TYPE = name("custom");
+    private static final SerializableString USAGE_TYPE = name("usage");
+    private static final SerializableString RUN_FINISHED_TYPE = name("run_finished");
+    private static final SerializableString RUN_FAILED_TYPE = name("run_failed");
 
     private static final SerializableString PARENT_RUN_ID = name("parentRunId");
     private static final SerializableString STEP_NAME = name("stepName");
@@ -123,43 +123,40 @@ public final class EventCodec {
     public static void write(Event event, JsonGenerator g) throws IOException {
         g.writeStartObject();
         g.writeFieldName(TYPE);
-        // A switch expression, so that a new kind does not compile until it is written here.
-        Event.Kind written = switch (event.kind()) {
+        // A switch expression (its value is not needed), so that a new kind does not compile until it is written here.
+        Event.Kind writtenKind = switch (event.kind()) {
             case RUN_STARTED -> {
-                g.writeString(RUN_STARTED);
-                g.writeFieldName(PARENT_RUN_ID);
-                g.writeString(((Event.RunStarted) event).parentRunId());
+                g.writeString(RUN_STARTED_TYPE);
+                string(g, PARENT_RUN_ID, ((Event.RunStarted) event).parentRunId());
                 yield Event.Kind.RUN_STARTED;
             }
             case STEP_STARTED -> {
-                g.writeString(STEP_STARTED);
-                g.writeFieldName(STEP_NAME);
-                g.writeString(((Event.StepStarted) event).stepName());
+                g.writeString(STEP_STARTED_TYPE);
+                string(g, STEP_NAME, ((Event.StepStarted) event).stepName());
                 yield Event.Kind.STEP_STARTED;
             }
             case STEP_FINISHED -> {
-                g.writeString(STEP_FINISHED);
-                g.writeFieldName(STEP_NAME);
-                g.writeString(((Event.StepFinished) event).stepName());
+                g.writeString(STEP_FINISHED_TYPE);
+                string(g, STEP_NAME, ((Event.StepFinished) event).stepName());
                 yield Event.Kind.STEP_FINISHED;
             }
             case MESSAGE_STARTED -> {
                 Event.MessageStarted e = (Event.MessageStarted) event;
-                g.writeString(MESSAGE_STARTED);
+                g.writeString(MESSAGE_STARTED_TYPE);
                 string(g, MESSAGE_ID, e.messageId());
                 string(g, ROLE, e.role().wireName());
                 yield Event.Kind.MESSAGE_STARTED;
             }
             case TEXT_DELTA -> {
                 Event.TextDelta e = (Event.TextDelta) event;
-                g.writeString(TEXT_DELTA);
+                g.writeString(TEXT_DELTA_TYPE);
                 string(g, MESSAGE_ID, e.messageId());
                 string(g, DELTA, e.delta());
                 yield Event.Kind.TEXT_DELTA;
             }
             case MESSAGE_COMPLETED -> {
                 Event.MessageCompleted e = (Event.MessageCompleted) event;
-                g.writeString(MESSAGE_COMPLETED);
+                g.writeString(MESSAGE_COMPLETED_TYPE);
                 string(g, MESSAGE_ID, e.messageId());
                 string(g, TEXT, e.text());
                 g.writeFieldName(CITATIONS);
@@ -167,27 +164,27 @@ public final class EventCodec {
                 yield Event.Kind.MESSAGE_COMPLETED;
             }
             case REASONING_STARTED -> {
-                g.writeString(REASONING_STARTED);
+                g.writeString(REASONING_STARTED_TYPE);
                 string(g, MESSAGE_ID, ((Event.ReasoningStarted) event).messageId());
                 yield Event.Kind.REASONING_STARTED;
             }
             case REASONING_DELTA -> {
                 Event.ReasoningDelta e = (Event.ReasoningDelta) event;
-                g.writeString(REASONING_DELTA);
+                g.writeString(REASONING_DELTA_TYPE);
                 string(g, MESSAGE_ID, e.messageId());
                 string(g, DELTA, e.delta());
                 yield Event.Kind.REASONING_DELTA;
             }
             case REASONING_COMPLETED -> {
                 Event.ReasoningCompleted e = (Event.ReasoningCompleted) event;
-                g.writeString(REASONING_COMPLETED);
+                g.writeString(REASONING_COMPLETED_TYPE);
                 string(g, MESSAGE_ID, e.messageId());
                 string(g, TEXT, e.text());
                 yield Event.Kind.REASONING_COMPLETED;
             }
             case TOOL_CALL_STARTED -> {
                 Event.ToolCallStarted e = (Event.ToolCallStarted) event;
-                g.writeString(TOOL_CALL_STARTED);
+                g.writeString(TOOL_CALL_STARTED_TYPE);
                 string(g, TOOL_CALL_ID, e.toolCallId());
                 string(g, TOOL_NAME, e.toolName());
                 string(g, PARENT_MESSAGE_ID, e.parentMessageId());
@@ -195,14 +192,14 @@ public final class EventCodec {
             }
             case TOOL_CALL_ARGS -> {
                 Event.ToolCallArgs e = (Event.ToolCallArgs) event;
-                g.writeString(TOOL_CALL_ARGS);
+                g.writeString(TOOL_CALL_ARGS_TYPE);
                 string(g, TOOL_CALL_ID, e.toolCallId());
                 string(g, DELTA, e.delta());
                 yield Event.Kind.TOOL_CALL_ARGS;
             }
             case TOOL_CALL_COMPLETED -> {
                 Event.ToolCallCompleted e = (Event.ToolCallCompleted) event;
-                g.writeString(TOOL_CALL_COMPLETED);
+                g.writeString(TOOL_CALL_COMPLETED_TYPE);
                 string(g, TOOL_CALL_ID, e.toolCallId());
                 string(g, TOOL_NAME, e.toolName());
                 tree(g, ARGUMENTS, e.arguments());
@@ -210,7 +207,7 @@ public final class EventCodec {
             }
             case TOOL_RESULT -> {
                 Event.ToolResult e = (Event.ToolResult) event;
-                g.writeString(TOOL_RESULT);
+                g.writeString(TOOL_RESULT_TYPE);
                 string(g, TOOL_CALL_ID, e.toolCallId());
                 string(g, TOOL_NAME, e.toolName());
                 tree(g, ARGUMENTS, e.arguments());
@@ -222,7 +219,7 @@ public final class EventCodec {
             }
             case APPROVAL_REQUESTED -> {
                 Event.ApprovalRequested e = (Event.ApprovalRequested) event;
-                g.writeString(APPROVAL_REQUESTED);
+                g.writeString(APPROVAL_REQUESTED_TYPE);
                 string(g, APPROVAL_ID, e.approvalId());
                 string(g, TOOL_CALL_ID, e.toolCallId());
                 string(g, TOOL_NAME, e.toolName());
@@ -234,7 +231,7 @@ public final class EventCodec {
             }
             case APPROVAL_RESOLVED -> {
                 Event.ApprovalResolved e = (Event.ApprovalResolved) event;
-                g.writeString(APPROVAL_RESOLVED);
+                g.writeString(APPROVAL_RESOLVED_TYPE);
                 string(g, APPROVAL_ID, e.approvalId());
                 g.writeFieldName(APPROVED);
                 g.writeBoolean(e.approved());
@@ -243,25 +240,25 @@ public final class EventCodec {
                 yield Event.Kind.APPROVAL_RESOLVED;
             }
             case STATE_SNAPSHOT -> {
-                g.writeString(STATE_SNAPSHOT);
+                g.writeString(STATE_SNAPSHOT_TYPE);
                 tree(g, STATE, ((Event.StateSnapshot) event).state());
                 yield Event.Kind.STATE_SNAPSHOT;
             }
             case STATE_DELTA -> {
-                g.writeString(STATE_DELTA);
+                g.writeString(STATE_DELTA_TYPE);
                 tree(g, PATCH, ((Event.StateDelta) event).patch());
                 yield Event.Kind.STATE_DELTA;
             }
             case CUSTOM -> {
                 Event.Custom e = (Event.Custom) event;
-                g.writeString(CUSTOM);
+                g.writeString(CUSTOM_TYPE);
                 string(g, NAME, e.name());
                 tree(g, VALUE, e.value());
                 yield Event.Kind.CUSTOM;
             }
             case USAGE -> {
                 Event.Usage e = (Event.Usage) event;
-                g.writeString(USAGE);
+                g.writeString(USAGE_TYPE);
                 string(g, MODEL, e.model());
                 g.writeFieldName(INPUT_TOKENS);
                 g.writeNumber(e.inputTokens());
@@ -272,12 +269,12 @@ public final class EventCodec {
                 yield Event.Kind.USAGE;
             }
             case RUN_FINISHED -> {
-                g.writeString(RUN_FINISHED);
+                g.writeString(RUN_FINISHED_TYPE);
                 yield Event.Kind.RUN_FINISHED;
             }
             case RUN_FAILED -> {
                 Event.RunFailed e = (Event.RunFailed) event;
-                g.writeString(RUN_FAILED);
+                g.writeString(RUN_FAILED_TYPE);
                 string(g, CODE, e.code().name());
                 string(g, MESSAGE, e.message());
                 yield Event.Kind.RUN_FAILED;

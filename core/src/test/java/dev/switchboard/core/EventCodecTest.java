@@ -14,6 +14,7 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,8 +44,8 @@ class EventCodecTest {
     }
 
     /**
-     * Events of this kind that read back equal: every field set, every nullable field null (and
-     * each field a constructor defaults left null), and the text fields holding {@link #TRICKY}.
+     * Events of this kind that read back equal: every field set, every nullable field null (with
+     * those a constructor replaces by a default), and the text fields holding {@link #TRICKY}.
      */
     private static List<Event> samples(Event.Kind kind) {
         return switch (kind) {
@@ -102,7 +103,7 @@ class EventCodecTest {
                     new Event.Usage(TRICKY, Long.MAX_VALUE, 1, 0L, Long.MAX_VALUE));
             case RUN_FINISHED -> List.of(new Event.RunFinished());
             case RUN_FAILED -> {
-                List<Event> failures = new java.util.ArrayList<>();
+                List<Event> failures = new ArrayList<>();
                 for (ErrorCode code : ErrorCode.values()) {
                     failures.add(new Event.RunFailed(code, TRICKY));
                 }
