@@ -27,7 +27,7 @@ import java.util.List;
  */
 public final class EventCodec {
     private static final ThreadLocal<ThreadWriter> THREAD_WRITER = ThreadLocal.withInitial(ThreadWriter::new);
-    private static final ObjectReader READER = Json.MAPPER.readerFor(Event.class);
+    private static final ObjectReader READER = Json.STORED_MAPPER.readerFor(Event.class);
     /* Not JsonGenerator.writeTree, which flushes the generator after every tree. */
     private static final ObjectWriter TREE_WRITER =
             Json.MAPPER.writer().without(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);

@@ -36,6 +36,20 @@ public final class Json {
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 
+    /**
+     * Mapper for what the gateway wrote itself (stored events, messages and documents): read
+     * without the inbound limits, since a stored value may pass them (a completed message is the
+     * sum of its deltas, a tool result is what the tool answered).
+     */
+    public static final ObjectMapper STORED_MAPPER = JsonMapper.builder(JsonFactory.builder()
+                    .streamReadConstraints(StreamReadConstraints.builder()
+                            .maxStringLength(Integer.MAX_VALUE)
+                            .maxDocumentLength(-1)
+                            .build())
+                    .build())
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
+
     /** Reads one whole JSON document; text after it is an error. */
     public static final ObjectReader STRICT_READER = MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 

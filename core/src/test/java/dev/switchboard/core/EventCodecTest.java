@@ -176,6 +176,14 @@ class EventCodecTest {
     }
 
     @Test
+    void aStoredEventPastTheInboundLimitsReadsBack() {
+        // A completed message is the sum of its deltas: it may pass what one inbound value may hold.
+        String text = "x".repeat((1 << 20) + 1);
+        Event big = new Event.MessageCompleted("m1", text, List.of());
+        assertThat(EventCodec.fromJson(EventCodec.toJson(big))).isEqualTo(big);
+    }
+
+    @Test
     void rowsWrittenByEarlierReleasesReadBack() {
         assertThat(EventCodec.fromJson("{\"type\":\"message_completed\",\"messageId\":\"m1\",\"text\":\"Hi\","
                 + "\"citations\":[{\"id\":\"c1\",\"sourceType\":\"regulation\",\"title\":\"Reg\",\"url\":\"https://x\"}]}"))

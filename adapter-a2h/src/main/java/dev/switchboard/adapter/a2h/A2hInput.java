@@ -127,7 +127,7 @@ final class A2hInput {
     /** A document this module stored (trusted, so a failure here is the store's fault). */
     static ObjectNode stored(String json) {
         try {
-            return (ObjectNode) Json.MAPPER.readTree(json);
+            return (ObjectNode) Json.STORED_MAPPER.readTree(json);
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException("a stored A2H document is not JSON", e);
         }

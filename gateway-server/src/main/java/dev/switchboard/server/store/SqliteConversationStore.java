@@ -673,7 +673,7 @@ public final class SqliteConversationStore implements ConversationStore {
         }
         try {
             List<ToolCallRef> out = new ArrayList<>();
-            for (JsonNode call : Json.MAPPER.readTree(json)) {
+            for (JsonNode call : Json.STORED_MAPPER.readTree(json)) {
                 out.add(new ToolCallRef(call.path("id").textValue(), call.path("name").textValue(),
                         call.path("arguments").textValue()));
             }
