@@ -14,9 +14,10 @@ import java.util.function.Consumer;
 /**
  * Writes each frame's JSON straight into a pooled buffer, between an optional prefix and
  * suffix (an SSE event's {@code data: } and blank line), and hands the finished buffer to a
- * sink that queues it on the channel (unflushed: the caller flushes once per batch).
+ * sink that queues it on the channel (unflushed: the caller flushes once per batch). Public only
+ * for the codec benchmarks, which measure the gateway's own writer.
  */
-final class NettyFrameWriter implements FrameWriter {
+public final class NettyFrameWriter implements FrameWriter {
     private final ChannelHandlerContext ctx;
     private byte[] prefix;
     private final byte[] suffix;
@@ -24,7 +25,7 @@ final class NettyFrameWriter implements FrameWriter {
     private ByteBuf buf;
     private JsonGenerator generator;
 
-    NettyFrameWriter(ChannelHandlerContext ctx, byte[] prefix, byte[] suffix, Consumer<ByteBuf> sink) {
+    public NettyFrameWriter(ChannelHandlerContext ctx, byte[] prefix, byte[] suffix, Consumer<ByteBuf> sink) {
         this.ctx = ctx;
         this.prefix = prefix;
         this.suffix = suffix;
