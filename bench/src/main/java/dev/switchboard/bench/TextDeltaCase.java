@@ -10,14 +10,13 @@ import io.netty.channel.ChannelHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /**
  * The hot-path measurement, shared by the JMH benchmark and the CPU-time one: one text delta
  * encoded by a session in the middle of a streamed message, through the gateway's own writer
  * ({@link NettyFrameWriter}, a pooled buffer per frame from a channel's allocator, handed to a
- * sink that releases it), through a writer like it into one reused buffer, or through the
- * one-generator what-if; and the naive baseline for the same frame.
+ * sink that releases it) or through a writer like it into one reused buffer; and the naive
+ * baseline for the same frame.
  *
  * <p>Sessions are replaced every {@value #RESET_EVERY} deltas (a new session and its run's start,
  * about 1/4096 of a run's cost per delta), because a session that keeps the text streamed so far
@@ -30,11 +29,9 @@ public final class TextDeltaCase implements AutoCloseable {
     private final WireAdapter adapter;
     private final Envelope delta;
     private final BufferFrameWriter out;
-    private final OneGeneratorFrameWriter oneOut;
     private final EmbeddedChannel channel = new EmbeddedChannel(new ChannelHandlerAdapter() {
     });
     private final Stream stream;
-    private final Stream oneStream;
     private final Stream serverStream;
     private long serverBytes;
     private long counter;
@@ -45,13 +42,7 @@ public final class TextDeltaCase implements AutoCloseable {
         this.delta = EventSamples.envelope(EventSamples.sample(Event.Kind.TEXT_DELTA),
                 EventSamples.before(Event.Kind.TEXT_DELTA, d).size() + 1);
         this.out = BufferFrameWriter.counting(d);
-        try {
-            this.oneOut = new OneGeneratorFrameWriter(d);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
         this.stream = new Stream(out);
-        this.oneStream = new Stream(oneOut);
         this.serverStream = new Stream(new NettyFrameWriter(channel.pipeline().firstContext(), d.framePrefix(),
                 d.frameSuffix(), frame -> {
                     serverBytes += frame.readableBytes();
@@ -91,12 +82,6 @@ public final class TextDeltaCase implements AutoCloseable {
         return out.bytes();
     }
 
-    /** Encodes one delta through one generator kept for every frame (the what-if). */
-    public long encodeOneGenerator() throws IOException {
-        oneStream.encode();
-        return oneOut.bytes();
-    }
-
     /** Encodes one delta through the gateway's own writer, each frame a buffer from the channel's pool. */
     public long encodeServerWriter() throws IOException {
         serverStream.encode();
@@ -113,10 +98,5 @@ public final class TextDeltaCase implements AutoCloseable {
     public void close() {
         out.close();
         channel.finishAndReleaseAll();
-        try {
-            oneOut.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
