@@ -126,9 +126,9 @@ public final class BenchSuite {
             codec = new CodecBench(smoke ? CodecBench.Settings.smoke() : CodecBench.Settings.full(), workDir).run();
             for (CodecBench.TextDeltaRow t : codec.textDelta()) {
                 log(String.format("TextDelta %-15s encoder %5.0f ns CPU (%5.0f JMH) %4.0f B   naive %5.0f ns CPU "
-                                + "(%5.0f JMH) %4.0f B   %.1fx   one generator %5.0f ns CPU", t.dialect().id,
+                                + "(%5.0f JMH) %4.0f B   %.1fx   gateway's writer %5.0f ns CPU %4.0f B", t.dialect().id,
                         t.encoder().cpuNs(), t.encoder().ns(), t.encoder().allocBytes(), t.naive().cpuNs(),
-                        t.naive().ns(), t.naive().allocBytes(), t.speedup(), t.oneGenerator().cpuNs()));
+                        t.naive().ns(), t.naive().allocBytes(), t.speedup(), t.server().cpuNs(), t.server().allocBytes()));
             }
         }
 

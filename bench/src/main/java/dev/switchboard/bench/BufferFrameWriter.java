@@ -9,20 +9,23 @@ import io.netty.buffer.PooledByteBufAllocator;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A {@link FrameWriter} that does what the gateway's does per frame, a generator over a Netty
- * buffer between the frame's prefix and suffix, into one reused direct buffer, and counts what
- * it wrote. It can also keep copies of the frames, for the floor server and for checks.
+ * A {@link FrameWriter} that writes as the gateway's does, one generator kept for every frame
+ * and flushed (not closed) at each frame's end, between the frame's prefix and suffix, but into
+ * one reused direct buffer, and counts what it wrote. It can also keep copies of the frames, for
+ * the floor server and for checks.
  */
 public final class BufferFrameWriter implements FrameWriter, AutoCloseable {
     private final ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+    private final JsonGenerator generator;
     private final byte[] prefix;
     private final byte[] suffix;
     private final List<byte[]> kept;
-    private JsonGenerator generator;
+    private boolean open;
     private long frames;
     private long bytes;
 
@@ -30,6 +33,12 @@ public final class BufferFrameWriter implements FrameWriter, AutoCloseable {
         this.prefix = prefix;
         this.suffix = suffix;
         this.kept = keep ? new ArrayList<>() : null;
+        try {
+            this.generator = Json.FACTORY.createGenerator((OutputStream) new ByteBufOutputStream(buf));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        this.generator.setRootValueSeparator(null);
     }
 
     /** A writer that only counts, framing as {@code dialect} does on the wire. */
@@ -43,23 +52,23 @@ public final class BufferFrameWriter implements FrameWriter, AutoCloseable {
     }
 
     @Override
-    public JsonGenerator begin() throws IOException {
-        if (generator != null) {
+    public JsonGenerator begin() {
+        if (open) {
             throw new IllegalStateException("begin() twice without end()");
         }
+        open = true;
         buf.clear();
         buf.writeBytes(prefix);
-        generator = Json.FACTORY.createGenerator((OutputStream) new ByteBufOutputStream(buf));
         return generator;
     }
 
     @Override
     public void end() throws IOException {
-        if (generator == null) {
+        if (!open) {
             throw new IllegalStateException("end() without begin()");
         }
-        generator.close();
-        generator = null;
+        open = false;
+        generator.flush();
         buf.writeBytes(suffix);
         frames++;
         bytes += buf.readableBytes();
@@ -85,6 +94,12 @@ public final class BufferFrameWriter implements FrameWriter, AutoCloseable {
 
     @Override
     public void close() {
-        buf.release();
+        try {
+            generator.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            buf.release();
+        }
     }
 }

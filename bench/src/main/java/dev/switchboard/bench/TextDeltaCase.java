@@ -3,15 +3,20 @@ package dev.switchboard.bench;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.spi.DialectSession;
+import dev.switchboard.core.spi.FrameWriter;
 import dev.switchboard.core.spi.WireAdapter;
+import dev.switchboard.server.internal.NettyFrameWriter;
+import io.netty.channel.ChannelHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /**
  * The hot-path measurement, shared by the JMH benchmark and the CPU-time one: one text delta
- * encoded by a session in the middle of a streamed message, through the gateway's kind of
- * writer or the one-generator what-if, and the naive baseline for the same frame.
+ * encoded by a session in the middle of a streamed message, through the gateway's own writer
+ * ({@link NettyFrameWriter}, a pooled buffer per frame from a channel's allocator, handed to a
+ * sink that releases it) or through a writer like it into one reused buffer; and the naive
+ * baseline for the same frame.
  *
  * <p>Sessions are replaced every {@value #RESET_EVERY} deltas (a new session and its run's start,
  * about 1/4096 of a run's cost per delta), because a session that keeps the text streamed so far
@@ -22,54 +27,65 @@ public final class TextDeltaCase implements AutoCloseable {
 
     private final Dialect d;
     private final WireAdapter adapter;
-    private final BufferFrameWriter out;
-    private final OneGeneratorFrameWriter oneOut;
     private final Envelope delta;
-    private DialectSession session;
-    private DialectSession oneSession;
-    private int sinceReset;
-    private int oneSinceReset;
+    private final BufferFrameWriter out;
+    private final EmbeddedChannel channel = new EmbeddedChannel(new ChannelHandlerAdapter() {
+    });
+    private final Stream stream;
+    private final Stream serverStream;
+    private long serverBytes;
     private long counter;
 
     public TextDeltaCase(Dialect d) {
         this.d = d;
         this.adapter = d.adapter();
-        this.out = BufferFrameWriter.counting(d);
-        try {
-            this.oneOut = new OneGeneratorFrameWriter(d);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
         this.delta = EventSamples.envelope(EventSamples.sample(Event.Kind.TEXT_DELTA),
                 EventSamples.before(Event.Kind.TEXT_DELTA, d).size() + 1);
-        this.session = fresh(out);
-        this.oneSession = fresh(oneOut);
+        this.out = BufferFrameWriter.counting(d);
+        this.stream = new Stream(out);
+        this.serverStream = new Stream(new NettyFrameWriter(channel.pipeline().firstContext(), d.framePrefix(),
+                d.frameSuffix(), frame -> {
+                    serverBytes += frame.readableBytes();
+                    frame.release();
+                }));
     }
 
-    private DialectSession fresh(dev.switchboard.core.spi.FrameWriter writer) {
-        DialectSession s = d.newSession(adapter, EventSamples.CONVERSATION);
-        EventSamples.prepare(s, d, Event.Kind.TEXT_DELTA, writer);
-        return s;
-    }
+    /** A session streaming deltas into one writer. */
+    private final class Stream {
+        private final FrameWriter writer;
+        private DialectSession session;
+        private int sinceReset;
 
-    /** Encodes one delta the gateway's way; returns the bytes written so far. */
-    public long encode() throws IOException {
-        if (++sinceReset == RESET_EVERY) {
-            session = fresh(out);
-            sinceReset = 0;
+        Stream(FrameWriter writer) {
+            this.writer = writer;
+            this.session = fresh();
         }
-        session.encode(delta, out);
+
+        private DialectSession fresh() {
+            DialectSession s = d.newSession(adapter, EventSamples.CONVERSATION);
+            EventSamples.prepare(s, d, Event.Kind.TEXT_DELTA, writer);
+            return s;
+        }
+
+        void encode() throws IOException {
+            if (++sinceReset == RESET_EVERY) {
+                session = fresh();
+                sinceReset = 0;
+            }
+            session.encode(delta, writer);
+        }
+    }
+
+    /** Encodes one delta through a writer like the gateway's into one reused buffer; returns the bytes written so far. */
+    public long encode() throws IOException {
+        stream.encode();
         return out.bytes();
     }
 
-    /** Encodes one delta through one generator kept for every frame (the what-if). */
-    public long encodeOneGenerator() throws IOException {
-        if (++oneSinceReset == RESET_EVERY) {
-            oneSession = fresh(oneOut);
-            oneSinceReset = 0;
-        }
-        oneSession.encode(delta, oneOut);
-        return oneOut.bytes();
+    /** Encodes one delta through the gateway's own writer, each frame a buffer from the channel's pool. */
+    public long encodeServerWriter() throws IOException {
+        serverStream.encode();
+        return serverBytes;
     }
 
     /** The naive baseline's bytes for the same frame. */
@@ -81,10 +97,6 @@ public final class TextDeltaCase implements AutoCloseable {
     @Override
     public void close() {
         out.close();
-        try {
-            oneOut.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        channel.finishAndReleaseAll();
     }
 }

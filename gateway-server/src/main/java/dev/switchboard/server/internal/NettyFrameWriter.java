@@ -4,8 +4,8 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufOutputStream;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.util.concurrent.FastThreadLocal;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -14,17 +14,32 @@ import java.util.function.Consumer;
 /**
  * Writes each frame's JSON straight into a pooled buffer, between an optional prefix and
  * suffix (an SSE event's {@code data: } and blank line), and hands the finished buffer to a
- * sink that queues it on the channel (unflushed: the caller flushes once per batch).
+ * sink that queues it on the channel (unflushed: the caller flushes once per batch). Public only
+ * for the codec benchmarks, which measure the gateway's own writer.
+ *
+ * <p>The generator belongs to the thread, not the writer: every writer on an event loop shares
+ * its one generator, pointed at a frame's buffer from {@link #begin()} to {@link #end()} and
+ * flushed, not closed, at the end. So no frame creates a generator and no idle connection holds
+ * one. A thread writes one frame at a time: an encoder writes a frame without yielding, and the
+ * sink runs once the generator is free again.
  */
-final class NettyFrameWriter implements FrameWriter {
+public final class NettyFrameWriter implements FrameWriter {
+    private static final FastThreadLocal<FrameOutput> OUTPUT = new FastThreadLocal<>() {
+        @Override
+        protected FrameOutput initialValue() {
+            return new FrameOutput();
+        }
+    };
+
     private final ChannelHandlerContext ctx;
     private byte[] prefix;
     private final byte[] suffix;
     private final Consumer<ByteBuf> sink;
+    /** The frame being written and its thread's output, between begin and end. */
     private ByteBuf buf;
-    private JsonGenerator generator;
+    private FrameOutput output;
 
-    NettyFrameWriter(ChannelHandlerContext ctx, byte[] prefix, byte[] suffix, Consumer<ByteBuf> sink) {
+    public NettyFrameWriter(ChannelHandlerContext ctx, byte[] prefix, byte[] suffix, Consumer<ByteBuf> sink) {
         this.ctx = ctx;
         this.prefix = prefix;
         this.suffix = suffix;
@@ -33,25 +48,44 @@ final class NettyFrameWriter implements FrameWriter {
 
     @Override
     public JsonGenerator begin() throws IOException {
-        if (generator != null) {
+        if (buf != null) {
             throw new IllegalStateException("begin() twice without end()");
         }
-        buf = ctx.alloc().buffer(256);
-        buf.writeBytes(prefix);
-        generator = Json.FACTORY.createGenerator((OutputStream) new ByteBufOutputStream(buf));
+        FrameOutput out = OUTPUT.get();
+        if (out.target != null) {
+            out = new FrameOutput();
+            OUTPUT.set(out);
+        }
+        ByteBuf frame = ctx.alloc().buffer(256);
+        frame.writeBytes(prefix);
+        JsonGenerator generator;
+        try {
+            generator = out.open(frame);
+        } catch (IOException | RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        buf = frame;
+        output = out;
         return generator;
     }
 
     @Override
     public void end() throws IOException {
-        if (generator == null) {
+        if (buf == null) {
             throw new IllegalStateException("end() without begin()");
         }
-        generator.close();
-        ByteBuf frame = buf.writeBytes(suffix);
-        generator = null;
+        ByteBuf frame = buf;
+        FrameOutput out = output;
         buf = null;
-        sink.accept(frame);
+        output = null;
+        try {
+            out.finish();
+        } catch (IOException | RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        sink.accept(frame.writeBytes(suffix));
     }
 
     /** Sets the bytes written before each following frame. */
@@ -59,12 +93,56 @@ final class NettyFrameWriter implements FrameWriter {
         this.prefix = prefix;
     }
 
-    /** Releases a frame left half-written by an encoder that failed. */
+    /**
+     * Releases a frame left half-written by an encoder that failed. Whatever the encoder left in
+     * the generator goes with it: the thread's next frame gets a fresh generator.
+     */
     void abort() {
         if (buf != null) {
             buf.release();
             buf = null;
-            generator = null;
+            output = null;
+        }
+    }
+
+    /**
+     * A thread's generator and the stream under it, which writes into the open frame's buffer.
+     * A frame that was begun and not ended (aborted, failed at its end, or left open) keeps its
+     * output, with whatever it wrote; the thread's next frame, of any writer, gets a new one. So a
+     * broken frame costs that frame only, never the frames of the thread's other connections.
+     */
+    private static final class FrameOutput extends OutputStream {
+        private JsonGenerator generator;
+        /** The open frame's buffer; null between frames. */
+        private ByteBuf target;
+
+        JsonGenerator open(ByteBuf frame) throws IOException {
+            if (generator == null) {
+                generator = Json.FACTORY.createGenerator(this);
+                // One document per frame: no separator between the root values of successive frames.
+                generator.setRootValueSeparator(null);
+            }
+            target = frame;
+            return generator;
+        }
+
+        /** Moves the frame's JSON from the generator's buffer into the frame. */
+        void finish() throws IOException {
+            if (!generator.getOutputContext().inRoot()) {
+                throw new IllegalStateException("a frame ended inside an unfinished JSON value");
+            }
+            generator.flush();
+            target = null;
+        }
+
+        @Override
+        public void write(int b) {
+            target.writeByte(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            target.writeBytes(b, off, len);
         }
     }
 }

@@ -45,6 +45,8 @@ import java.util.Map;
 public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSocketFrame> implements Subscriber {
     private static final Logger log = LoggerFactory.getLogger(WebSocketConnection.class);
     private static final int CLOSE_TIMEOUT_SECONDS = 2;
+    private static final byte[] SEQ_FIELD = "\"seq\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] METADATA_SEQ_FIELD = "\"metadata\":{\"seq\":".getBytes(StandardCharsets.US_ASCII);
 
     private final ConversationHub hub;
     private final AdapterRegistry adapters;
@@ -255,9 +257,33 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             return;
         }
         boolean empty = frame.getByte(end - 1) == '{';
+        boolean metadata = style == Cursors.Style.METADATA;
         frame.writerIndex(end);
-        String field = style == Cursors.Style.METADATA ? "\"metadata\":{\"seq\":" + seq + "}" : "\"seq\":" + seq;
-        frame.writeCharSequence(empty ? field + "}" : "," + field + "}", StandardCharsets.US_ASCII);
+        if (!empty) {
+            frame.writeByte(',');
+        }
+        frame.writeBytes(metadata ? METADATA_SEQ_FIELD : SEQ_FIELD);
+        writeDecimal(frame, seq);
+        if (metadata) {
+            frame.writeByte('}');
+        }
+        frame.writeByte('}');
+    }
+
+    /** Writes a positive number in ASCII digits, without making a string of it. */
+    private static void writeDecimal(ByteBuf buf, long n) {
+        int digits = 1;
+        for (long rest = n / 10; rest > 0; rest /= 10) {
+            digits++;
+        }
+        buf.ensureWritable(digits);
+        int at = buf.writerIndex();
+        long rest = n;
+        for (int i = at + digits - 1; i >= at; i--) {
+            buf.setByte(i, '0' + (int) (rest % 10));
+            rest /= 10;
+        }
+        buf.writerIndex(at + digits);
     }
 
     @Override

@@ -1,0 +1,63 @@
+package dev.switchboard.server.internal;
+
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class OutboxTest {
+    private int flushes;
+    private final EmbeddedChannel channel = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+        @Override
+        public void flush(ChannelHandlerContext ctx) {
+            flushes++;
+            ctx.flush();
+        }
+    }, new ChannelInboundHandlerAdapter());
+    private final ChannelHandlerContext ctx = channel.pipeline().lastContext();
+
+    @AfterEach
+    void releaseWhatWasWritten() {
+        channel.finishAndReleaseAll();
+    }
+
+    private static Envelope delta(long seq) {
+        return new Envelope("conv_1", "run_1", seq, 0, new Event.TextDelta("msg_1", "chunk " + seq));
+    }
+
+    @Test
+    void aDrainWritesEveryQueuedEventAndFlushesOnce() {
+        Outbox outbox = new Outbox(100, 1 << 20,
+                e -> ctx.write(Unpooled.copiedBuffer("event " + e.seq(), StandardCharsets.US_ASCII), ctx.voidPromise()),
+                e -> {
+                });
+        outbox.bind(ctx);
+        outbox.resume();
+        for (long seq = 1; seq <= 3; seq++) {
+            assertThat(outbox.offer(delta(seq))).isTrue();
+        }
+        assertThat(flushes).isZero();
+
+        channel.runPendingTasks();
+        assertThat(flushes).isEqualTo(1);
+        List<String> written = new ArrayList<>();
+        ByteBuf b;
+        while ((b = channel.readOutbound()) != null) {
+            written.add(b.toString(StandardCharsets.US_ASCII));
+            b.release();
+        }
+        assertThat(written).containsExactly("event 1", "event 2", "event 3");
+    }
+}
