@@ -65,16 +65,25 @@ class ResumeTest {
         }
     }
 
+    /**
+     * A client's cursor after a first run of the conversation, and a second run, from another
+     * connection, that it has missed.
+     */
+    private static long cursorBeforeAMissedRun(String conversation, String missed) {
+        long cursor;
+        try (WsClient c = gateway.connect("/hai/ws")) {
+            cursor = lastSeq(c.ask(conversation, "hello").untilCompleted());
+        }
+        try (WsClient other = gateway.connect("/hai/ws")) {
+            other.ask(conversation, missed).untilCompleted();
+        }
+        return cursor;
+    }
+
     @Test
     void theReadmeResumeUrlOnTheSharedPathReplaysBeforeTheClientSendsAnything() {
         String s = UUID.randomUUID().toString();
-        long cursor;
-        try (WsClient c = gateway.connect("/ws")) {
-            cursor = lastSeq(c.ask(s, "hello").untilCompleted());
-        }
-        try (WsClient other = gateway.connect("/hai/ws")) {
-            other.ask(s, "search the rules").untilCompleted();
-        }
+        long cursor = cursorBeforeAMissedRun(s, "search the rules");
         // No subprotocol and no frame sent: session_id alone chooses HAI at the upgrade.
         try (WsClient back = gateway.connect("/ws?session_id=" + s + "&last_seq=" + cursor)) {
             List<JsonNode> missed = back.untilCompleted();
@@ -86,13 +95,7 @@ class ResumeTest {
     @Test
     void aThreadIdOnTheSharedPathChoosesAguiAndReplaysAtOnce() {
         String thread = UUID.randomUUID().toString();
-        long cursor;
-        try (WsClient c = gateway.connect("/hai/ws")) {
-            cursor = lastSeq(c.ask(thread, "hello").untilCompleted());
-        }
-        try (WsClient other = gateway.connect("/hai/ws")) {
-            other.ask(thread, "one more").untilCompleted();
-        }
+        long cursor = cursorBeforeAMissedRun(thread, "one more");
         try (WsClient back = gateway.connect("/ws?threadId=" + thread + "&last_seq=" + cursor)) {
             List<JsonNode> missed = back.until(e -> e.path("type").asText().equals("RUN_FINISHED"));
             assertThat(missed.get(0).path("type").asText()).isEqualTo("RUN_STARTED");
