@@ -38,8 +38,18 @@ public final class SqliteConversationStore implements ConversationStore {
     /** Name of the database file inside the data directory. */
     public static final String FILE_NAME = "switchboard.db";
 
+    /** The kinds the run_bounds index holds; a query uses the index only when it names this very term. */
+    private static final String RUN_BOUNDS = "kind IN ('RUN_STARTED', 'RUN_FINISHED', 'RUN_FAILED')";
+
+    /** The runs started and not ended: what crash recovery fails. */
+    static final String UNFINISHED_RUNS =
+            "SELECT s.conversation_id, s.seq, s.run_id, s.ts, s.payload FROM events s"
+                    + " WHERE s." + RUN_BOUNDS + " AND s.kind = 'RUN_STARTED' AND NOT EXISTS (SELECT 1 FROM events t"
+                    + " WHERE t." + RUN_BOUNDS + " AND t.kind IN ('RUN_FINISHED', 'RUN_FAILED')"
+                    + " AND t.conversation_id = s.conversation_id AND t.run_id = s.run_id)";
+
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 2;
+    public static final int SCHEMA_VERSION = 3;
 
     private static final List<String> SCHEMA = List.of(
             """
@@ -100,6 +110,14 @@ public final class SqliteConversationStore implements ConversationStore {
             "CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (status)",
             "CREATE INDEX IF NOT EXISTS events_by_kind ON events (kind, conversation_id, run_id)");
 
+    /**
+     * Version 3: the index crash recovery reads holds only the events that start and end runs, so the
+     * insert of every other event (most of them text deltas) no longer updates it.
+     */
+    private static final List<String> SCHEMA_V3 = List.of(
+            "DROP INDEX IF EXISTS events_by_kind",
+            "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE " + RUN_BOUNDS);
+
     private final Path file;
     private final Connection writer;
     private final Connection reader;
@@ -108,6 +126,11 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement insertMessage;
     private final PreparedStatement insertEvent;
     private final PreparedStatement upsertApproval;
+    // A batch's transaction, prepared once: the driver's setAutoCommit/commit pair runs two
+    // transactions a batch and parses its SQL each time, which cost more than a small batch's rows.
+    private final PreparedStatement begin;
+    private final PreparedStatement commit;
+    private final PreparedStatement rollback;
 
     private final PreparedStatement selectConversation;
     private final PreparedStatement selectLastSeq;
@@ -141,6 +164,9 @@ public final class SqliteConversationStore implements ConversationStore {
                 INSERT OR REPLACE INTO approvals (id, conversation_id, run_id, seq, request, status, feedback,
                                                   decided_by, decided_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
+        begin = writer.prepareStatement("BEGIN IMMEDIATE");
+        commit = writer.prepareStatement("COMMIT");
+        rollback = writer.prepareStatement("ROLLBACK");
 
         selectConversation = reader.prepareStatement("SELECT owner, created_at FROM conversations WHERE id = ?");
         selectLastSeq = reader.prepareStatement("SELECT MAX(seq) FROM events WHERE conversation_id = ?");
@@ -161,11 +187,7 @@ public final class SqliteConversationStore implements ConversationStore {
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE status = 'PENDING' ORDER BY rowid LIMIT ? OFFSET ?""");
         countAllPendingApprovals = reader.prepareStatement("SELECT COUNT(*) FROM approvals WHERE status = 'PENDING'");
-        selectUnfinishedRuns = reader.prepareStatement(
-                "SELECT s.conversation_id, s.seq, s.run_id, s.ts, s.payload FROM events s"
-                        + " WHERE s.kind = 'RUN_STARTED' AND NOT EXISTS (SELECT 1 FROM events t"
-                        + " WHERE t.kind IN ('RUN_FINISHED', 'RUN_FAILED') AND t.conversation_id = s.conversation_id"
-                        + " AND t.run_id = s.run_id)");
+        selectUnfinishedRuns = reader.prepareStatement(UNFINISHED_RUNS);
         insertDocument = writer.prepareStatement("""
                 INSERT OR IGNORE INTO documents (collection, id, position, body)
                 VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM documents WHERE collection = ?), ?)""");
@@ -250,6 +272,11 @@ public final class SqliteConversationStore implements ConversationStore {
                         s.execute(ddl);
                     }
                 }
+                if (version < 3) {
+                    for (String ddl : SCHEMA_V3) {
+                        s.execute(ddl);
+                    }
+                }
                 s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             }
             c.commit();
@@ -299,15 +326,13 @@ public final class SqliteConversationStore implements ConversationStore {
             return;
         }
         try {
-            writer.setAutoCommit(false);
+            begin.execute();
             try {
                 stage(batch);
-                writer.commit();
+                commit.execute();
             } catch (SQLException | RuntimeException e) {
                 abandon(e);
                 throw e;
-            } finally {
-                writer.setAutoCommit(true);
             }
         } catch (SQLException e) {
             throw new IllegalStateException(describeFailure(batch, e), e);
@@ -321,7 +346,9 @@ public final class SqliteConversationStore implements ConversationStore {
             insertConversation.setLong(3, c.createdAt());
             insertConversation.addBatch();
         }
-        insertConversation.executeBatch();
+        if (!batch.conversations().isEmpty()) {
+            insertConversation.executeBatch();
+        }
 
         for (StoreBatch.MessageRow row : batch.messages()) {
             InputMessage m = row.message();
@@ -336,7 +363,9 @@ public final class SqliteConversationStore implements ConversationStore {
             insertMessage.setLong(9, row.createdAt());
             insertMessage.addBatch();
         }
-        insertMessage.executeBatch();
+        if (!batch.messages().isEmpty()) {
+            insertMessage.executeBatch();
+        }
 
         List<Envelope> events = batch.events();
         for (int i = 0; i < events.size(); i++) {
@@ -349,7 +378,9 @@ public final class SqliteConversationStore implements ConversationStore {
             insertEvent.setString(6, batch.prepared(i) instanceof String json ? json : EventCodec.toJson(e.event()));
             insertEvent.addBatch();
         }
-        insertEvent.executeBatch();
+        if (!batch.events().isEmpty()) {
+            insertEvent.executeBatch();
+        }
 
         for (ApprovalRecord a : batch.approvals()) {
             upsertApproval.setString(1, a.approvalId());
@@ -367,7 +398,9 @@ public final class SqliteConversationStore implements ConversationStore {
             }
             upsertApproval.addBatch();
         }
-        upsertApproval.executeBatch();
+        if (!batch.approvals().isEmpty()) {
+            upsertApproval.executeBatch();
+        }
     }
 
     /** The event's stored JSON, encoded on the emitting thread rather than by the writer. */
@@ -386,7 +419,7 @@ public final class SqliteConversationStore implements ConversationStore {
             }
         }
         try {
-            writer.rollback();
+            rollback.execute();
         } catch (SQLException e) {
             cause.addSuppressed(e);
         }
