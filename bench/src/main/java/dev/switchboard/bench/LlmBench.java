@@ -16,18 +16,18 @@ import java.util.Map;
  */
 public final class LlmBench {
     /**
-     * What to run: concurrencies of the unpaced points, tokens per answer, at least {@code minAnswers}
-     * answers and {@code rounds} per conversation at each, then one paced point of
-     * {@code pacedAnswers} answers per conversation at the highest concurrency.
+     * What to run: the concurrencies, tokens per answer, and at each concurrency an unpaced point of
+     * at least {@code minAnswers} answers and {@code rounds} per conversation, then a paced point of
+     * at least {@code pacedMinAnswers} answers and {@code pacedRounds} per conversation.
      */
     public record Settings(int[] concurrency, int tokens, int minAnswers, int rounds, double pacedTokensPerSecond,
-                           int pacedAnswers, Duration limit, List<String> serverJvmArgs) {
+                           int pacedMinAnswers, int pacedRounds, Duration limit, List<String> serverJvmArgs) {
         public static Settings full(List<String> serverJvmArgs) {
-            return new Settings(new int[] {1, 100}, 200, 50, 2, 50, 2, Duration.ofSeconds(90), serverJvmArgs);
+            return new Settings(new int[] {1, 100}, 200, 50, 2, 50, 4, 2, Duration.ofSeconds(90), serverJvmArgs);
         }
 
         public static Settings smoke(List<String> serverJvmArgs) {
-            return new Settings(new int[] {1, 2}, 20, 4, 2, 50, 1, Duration.ofSeconds(20), serverJvmArgs);
+            return new Settings(new int[] {1, 2}, 20, 4, 2, 50, 1, 1, Duration.ofSeconds(20), serverJvmArgs);
         }
 
         int maxConcurrency() {
@@ -36,6 +36,10 @@ public final class LlmBench {
 
         int answersPerClient(int clients) {
             return Math.max(rounds, -Math.floorDiv(-minAnswers, clients));
+        }
+
+        int pacedAnswersPerClient(int clients) {
+            return Math.max(pacedRounds, -Math.floorDiv(-pacedMinAnswers, clients));
         }
     }
 
@@ -130,9 +134,12 @@ public final class LlmBench {
             double rate = settings.pacedTokensPerSecond();
             model.script(settings.tokens(), rate);
             Duration answer = Duration.ofNanos((long) (settings.tokens() * 1e9 / rate));
-            for (LlmClient.Path path : LlmClient.Path.values()) {
-                points.add(log(measure(client, model, gateway, path, most, settings.pacedAnswers(), rate, answer),
-                        points));
+            for (int clients : settings.concurrency()) {
+                for (LlmClient.Path path : LlmClient.Path.values()) {
+                    points.add(log(measure(client, model, gateway, path, clients,
+                            settings.pacedAnswersPerClient(clients), rate, clients == 1 ? Duration.ZERO : answer),
+                            points));
+                }
             }
         }
         return new Results(settings, points);

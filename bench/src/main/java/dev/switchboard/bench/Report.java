@@ -371,9 +371,10 @@ public final class Report {
                 + "(`user_message`, `assistant_message_chunk` frames) and AG-UI over SSE (`POST /agui`, "
                 + "`TEXT_MESSAGE_CONTENT`). Unpaced, the model writes every token as soon as it can and all "
                 + "conversations start at once (at least %d answers or %d rounds a point); paced, it writes %.0f "
-                + "tokens/s and the conversations start at random within one answer's time, so that from their "
-                + "second answer on all stream at once. Every path is warmed up first at %d conversations.",
-                s.tokens(), s.minAnswers(), s.rounds(), s.pacedTokensPerSecond(), s.maxConcurrency()));
+                + "tokens/s (at least %d answers or %d rounds a point) and several conversations start at random "
+                + "within one answer's time, so that from their second answer on all stream at once. Every path is "
+                + "warmed up first at %d conversations.", s.tokens(), s.minAnswers(), s.rounds(),
+                s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency()));
         line();
         line("**One clock.** The model server and the clients share the suite's JVM and the gateway is a child "
                 + "process, so one clock (`System.nanoTime()` there) times everything: each token's text is the time "
