@@ -11,7 +11,8 @@ import java.util.Set;
 
 /**
  * The whole suite in one command: JMH codec benchmarks, the end-to-end load against the gateway,
- * the floor and the Node peer, connection density, then BENCHMARKS.md and the throughput chart.
+ * the floor and the Node peer, connection density, the openai runtime against a scripted model,
+ * then BENCHMARKS.md and the throughput chart.
  * {@code bench/run.sh} builds what it needs and runs this from the repository's root.
  */
 public final class BenchSuite {
@@ -23,7 +24,7 @@ public final class BenchSuite {
                                       bench/target/bench-work/BENCHMARKS-partial.md)
               --chart FILE            the throughput chart (default docs/bench-throughput.png; with --skip,
                                       bench/target/bench-work/bench-throughput-partial.png)
-              --skip PHASES           comma-separated: codec, e2e, density
+              --skip PHASES           comma-separated: codec, e2e, density, llm
               --clients LIST          client counts of the throughput curve (default 1,10,100,1000)
               --chunks N              chunks per benchmark run (default 100)
               --frames N              frames per throughput point (default 200000)
@@ -87,8 +88,8 @@ public final class BenchSuite {
             }
         }
         for (String phase : skip) {
-            if (!Set.of("codec", "e2e", "density").contains(phase)) {
-                fail("--skip takes codec, e2e or density, not " + phase);
+            if (!Set.of("codec", "e2e", "density", "llm").contains(phase)) {
+                fail("--skip takes codec, e2e, density or llm, not " + phase);
             }
         }
         // Only a whole run replaces the committed report and chart unless --out and --chart say otherwise.
@@ -109,7 +110,7 @@ public final class BenchSuite {
         Files.createDirectories(workDir);
         String java = ProcessHandle.current().info().command().orElse("java");
         Path benchJar = Path.of(BenchSuite.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        if (!skip.contains("e2e") || !skip.contains("density")) {
+        if (!skip.contains("e2e") || !skip.contains("density") || !skip.contains("llm")) {
             require(Files.isRegularFile(gatewayJar), "no gateway jar at " + gatewayJar + "; build it first (bench/run.sh does)");
         }
         if (!skip.contains("e2e")) {
@@ -157,9 +158,15 @@ public final class BenchSuite {
             }
         }
 
+        LlmBench.Results llm = null;
+        if (!skip.contains("llm")) {
+            llm = new LlmBench(smoke ? LlmBench.Settings.smoke(serverJvmArgs) : LlmBench.Settings.full(serverJvmArgs),
+                    workDir, gatewayJar, java).run();
+        }
+
         Path notes = Path.of("bench/NOTES.md");
         String command = "./bench/run.sh" + (args.length == 0 ? "" : " " + String.join(" ", args));
-        Report.write(new Report.Inputs(machine.ended(), command, smoke, codec, e2e, e2eSettings, densities,
+        Report.write(new Report.Inputs(machine.ended(), command, smoke, codec, e2e, e2eSettings, densities, llm,
                 Files.isRegularFile(notes) && !smoke ? Files.readString(notes) : null, chart, out,
                 (System.nanoTime() - start) / 1e9));
         log("wrote " + out + (e2e != null ? " and " + chart : "") + String.format(" in %.1f minutes",

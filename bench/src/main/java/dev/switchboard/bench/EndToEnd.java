@@ -61,6 +61,12 @@ public final class EndToEnd {
     /** Starts the gateway's jar with the demo agent unpaced, on a fresh data directory. */
     static ServerProcess startGateway(String java, Path jar, List<String> jvmArgs, Path workDir, String name)
             throws Exception {
+        return startGateway(java, jar, jvmArgs, workDir, name, List.of());
+    }
+
+    /** As {@link #startGateway(String, Path, List, Path, String)}, with these options besides. */
+    static ServerProcess startGateway(String java, Path jar, List<String> jvmArgs, Path workDir, String name,
+                                      List<String> options) throws Exception {
         int port = ServerProcess.freePort();
         Path data = Files.createTempDirectory(workDir, name + "-data");
         List<String> cmd = new ArrayList<>(List.of(java));
@@ -71,6 +77,7 @@ public final class EndToEnd {
                 // limits (runs a minute, open connections) so they measure the gateway, not the limiter.
                 "--rate-limit-runs-per-minute", "0", "--max-connections-per-client", "1000000",
                 "--max-connections", "1000000"));
+        cmd.addAll(options);
         return ServerProcess.start(name, port, cmd, workDir.resolve(name + ".log"), data);
     }
 

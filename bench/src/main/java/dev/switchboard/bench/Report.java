@@ -25,6 +25,7 @@ public final class Report {
     static final double MIN_PEER_MULTIPLE = 3;
     static final double MAX_P99_OVER_FLOOR_MS = 5;
     static final double MAX_RSS_PER_CONNECTION = 16 * 1024;
+    static final double MAX_ADDED_TTFT_P99_MS = 2;
 
     private final StringBuilder md = new StringBuilder();
 
@@ -34,7 +35,7 @@ public final class Report {
     /** Everything a report is made of; any part may be null when its phase was skipped. */
     public record Inputs(Machine machine, String command, boolean smoke, CodecBench.Results codec,
                          EndToEnd.Results e2e, EndToEnd.Settings e2eSettings, List<Density.Result> density,
-                         String notes, Path chart, Path out, double suiteSeconds) {
+                         LlmBench.Results llm, String notes, Path chart, Path out, double suiteSeconds) {
     }
 
     public static void write(Inputs in) throws IOException {
@@ -97,6 +98,9 @@ public final class Report {
         if (in.density() != null) {
             density(in.density());
         }
+        if (in.llm() != null) {
+            llm(in.llm());
+        }
         method(in);
     }
 
@@ -141,7 +145,24 @@ public final class Report {
                 }
             }
         }
+        if (in.llm() != null) {
+            LlmBench.Results l = in.llm();
+            List<LlmBench.Point> paced = l.atMost(true);
+            double worst = paced.stream().mapToDouble(p -> l.addedTtftMillis(p, 99)).max().orElse(Double.NaN);
+            line(String.format(Locale.ROOT, "| openai runtime: added time to first token p99 ≤ %.0f ms at %d concurrent "
+                            + "conversations (model at %.0f tokens/s) | %s (unpaced: %s) | %s |", MAX_ADDED_TTFT_P99_MS,
+                    l.settings().maxConcurrency(), l.settings().pacedTokensPerSecond(), added(l, paced),
+                    added(l, l.atMost(false)), yes(worst <= MAX_ADDED_TTFT_P99_MS)));
+        }
         line();
+    }
+
+    private static String added(LlmBench.Results l, List<LlmBench.Point> points) {
+        List<String> out = new ArrayList<>();
+        for (LlmBench.Point p : points) {
+            out.add(String.format(Locale.ROOT, "%s %+.2f ms", p.path(), l.addedTtftMillis(p, 99)));
+        }
+        return String.join(", ", out);
     }
 
     private void codec(CodecBench.Results c) {
@@ -338,6 +359,52 @@ public final class Report {
         line();
     }
 
+    private void llm(LlmBench.Results l) {
+        LlmBench.Settings s = l.settings();
+        line("## OpenAI runtime: time to first token and per-token overhead");
+        line();
+        line(String.format(Locale.ROOT, "The gateway's jar with `--runtime openai` against a scripted OpenAI-compatible "
+                + "model server (`dev.switchboard.bench.ScriptedModel`, in the suite's JVM, on loopback) that answers "
+                + "every `POST /v1/chat/completions` as the API streams: a role chunk, %d content chunks of one token "
+                + "each, a finish chunk, a usage chunk, `data: [DONE]`. Each conversation asks for answers one after "
+                + "another and reads them directly from the model server or through the gateway: HAI over WebSocket "
+                + "(`user_message`, `assistant_message_chunk` frames) and AG-UI over SSE (`POST /agui`, "
+                + "`TEXT_MESSAGE_CONTENT`). Unpaced, the model writes every token as soon as it can and all "
+                + "conversations start at once (at least %d answers or %d rounds a point); paced, it writes %.0f "
+                + "tokens/s (at least %d answers or %d rounds a point) and several conversations start at random "
+                + "within one answer's time, so that from their second answer on all stream at once. Every path is "
+                + "warmed up first at %d conversations.", s.tokens(), s.minAnswers(), s.rounds(),
+                s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency()));
+        line();
+        line("**One clock.** The model server and the clients share the suite's JVM and the gateway is a child "
+                + "process, so one clock (`System.nanoTime()` there) times everything: each token's text is the time "
+                + "the server wrote it (some 15 digits and a space, which the gateway passes on as the text), and a "
+                + "client notes each arrival on the same clock. **Time to first token** (TTFT) is from the request to "
+                + "the first content token's arrival; **per-token** latency from a token's writing to its arrival. "
+                + "**Added** is the gateway's percentile minus the direct path's at the same concurrency and pace (a "
+                + "difference of percentiles). **Gateway CPU per token** is the gateway process's CPU time over the "
+                + "point (`/proc`, 10 ms ticks) over the tokens delivered, so it includes each run's own work "
+                + "(request, history, storing the run) spread over its tokens. Clients use the JDK's HTTP client; "
+                + "they and the model share the machine's cores with the gateway.");
+        line();
+        line("| model | conversations | path | answers | TTFT p50 | TTFT p99 | added TTFT p50 | added TTFT p99 "
+                + "| per-token p50 | per-token p99 | gateway CPU per token | errors |");
+        line("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (LlmBench.Point p : l.points()) {
+            boolean direct = p.result().path() == LlmClient.Path.DIRECT;
+            line(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.2f ms | %.2f ms | %s | %s | %.2f ms | %.2f ms "
+                            + "| %s | %d%s |",
+                    p.paced() ? String.format(Locale.ROOT, "%.0f tokens/s", p.result().tokensPerSecond()) : "unpaced",
+                    p.clients(), p.path(), p.result().answers(), p.ttftMillis(50), p.ttftMillis(99),
+                    direct ? "—" : String.format(Locale.ROOT, "%+.2f ms", l.addedTtftMillis(p, 50)),
+                    direct ? "—" : String.format(Locale.ROOT, "%+.2f ms", l.addedTtftMillis(p, 99)),
+                    p.perTokenMillis(50), p.perTokenMillis(99),
+                    direct ? "—" : String.format(Locale.ROOT, "%.1f µs", p.cpuMicrosPerToken()),
+                    p.result().errors(), p.result().timedOut() ? " (time limit)" : ""));
+        }
+        line();
+    }
+
     private void method(Inputs in) {
         line("## Method");
         line();
@@ -368,6 +435,7 @@ public final class Report {
         line("./bench/run.sh            # everything: builds, installs the peer (npm ci), rewrites this file and the chart");
         line("./bench/run.sh --smoke    # every phase, tiny (CI runs it): bench/target/bench-work/BENCHMARKS-smoke.md");
         line("./bench/run.sh --skip codec,density --clients 100,1000   # a part: BENCHMARKS-partial.md there; --help");
+        line("./bench/run.sh --skip codec,e2e,density   # the openai runtime against the scripted model only");
         line("java -cp bench/target/switchboard-bench.jar org.openjdk.jmh.Main TextDeltaBenchmark -prof gc   # JMH by hand");
         line("mkdir -p /tmp/jfr && ./bench/run.sh --skip codec,density --clients 1000 --rounds 1 \\");
         line("  --server-jvm-args \"-XX:StartFlightRecording=filename=/tmp/jfr/,settings=profile,dumponexit=true\"  # JFR");

@@ -1,0 +1,179 @@
+package dev.switchboard.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The LLM phase: the scripted model server in this process, the gateway's jar as a child process
+ * with {@code --runtime openai} pointed at it, and conversations reading answers directly from the
+ * model and through the gateway (HAI over WebSocket, AG-UI over SSE) in turn, at each concurrency,
+ * as fast as the model can write and at a model's pace. What the gateway adds is the difference
+ * between the two at the same concurrency; its CPU time per token is its own process's.
+ */
+public final class LlmBench {
+    /**
+     * What to run: the concurrencies, tokens per answer, and at each concurrency an unpaced point of
+     * at least {@code minAnswers} answers and {@code rounds} per conversation, then a paced point of
+     * at least {@code pacedMinAnswers} answers and {@code pacedRounds} per conversation.
+     */
+    public record Settings(int[] concurrency, int tokens, int minAnswers, int rounds, double pacedTokensPerSecond,
+                           int pacedMinAnswers, int pacedRounds, Duration limit, List<String> serverJvmArgs) {
+        public static Settings full(List<String> serverJvmArgs) {
+            return new Settings(new int[] {1, 100}, 200, 50, 2, 50, 4, 2, Duration.ofSeconds(90), serverJvmArgs);
+        }
+
+        public static Settings smoke(List<String> serverJvmArgs) {
+            return new Settings(new int[] {1, 2}, 20, 4, 2, 50, 1, 1, Duration.ofSeconds(20), serverJvmArgs);
+        }
+
+        int maxConcurrency() {
+            return concurrency[concurrency.length - 1];
+        }
+
+        int answersPerClient(int clients) {
+            return Math.max(rounds, -Math.floorDiv(-minAnswers, clients));
+        }
+
+        int pacedAnswersPerClient(int clients) {
+            return Math.max(pacedRounds, -Math.floorDiv(-pacedMinAnswers, clients));
+        }
+    }
+
+    /** One measured point, with the gateway's CPU seconds over it (NaN for the direct path). */
+    public record Point(LlmClient.Result result, double gatewayCpuSeconds) {
+        public String path() {
+            return result.path().id;
+        }
+
+        public int clients() {
+            return result.clients();
+        }
+
+        public boolean paced() {
+            return result.tokensPerSecond() > 0;
+        }
+
+        public double ttftMillis(double percentile) {
+            return millis(result.ttft(), percentile);
+        }
+
+        public double perTokenMillis(double percentile) {
+            return millis(result.perToken(), percentile);
+        }
+
+        /** Gateway CPU microseconds per token delivered. */
+        public double cpuMicrosPerToken() {
+            return result.tokensReceived() == 0 ? Double.NaN : gatewayCpuSeconds * 1e6 / result.tokensReceived();
+        }
+
+        private static double millis(org.HdrHistogram.Histogram h, double percentile) {
+            return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e6;
+        }
+    }
+
+    /** Every point in the order taken. */
+    public record Results(Settings settings, List<Point> points) {
+        /** The direct point of the same concurrency and pace as {@code p}. */
+        public Point direct(Point p) {
+            return points.stream().filter(d -> d.result().path() == LlmClient.Path.DIRECT
+                    && d.clients() == p.clients() && d.paced() == p.paced()).findFirst().orElse(null);
+        }
+
+        /** Time to first token at this percentile through the gateway minus directly, in ms. */
+        public double addedTtftMillis(Point p, double percentile) {
+            Point d = direct(p);
+            return d == null ? Double.NaN : p.ttftMillis(percentile) - d.ttftMillis(percentile);
+        }
+
+        /** The gateway points of the highest concurrency, paced or not. */
+        public List<Point> atMost(boolean paced) {
+            return points.stream().filter(p -> p.result().path() != LlmClient.Path.DIRECT && p.paced() == paced
+                    && p.clients() == settings.maxConcurrency()).toList();
+        }
+    }
+
+    private final Settings settings;
+    private final Path workDir;
+    private final Path gatewayJar;
+    private final String java;
+
+    public LlmBench(Settings settings, Path workDir, Path gatewayJar, String java) {
+        this.settings = settings;
+        this.workDir = workDir;
+        this.gatewayJar = gatewayJar;
+        this.java = java;
+    }
+
+    public Results run() throws Exception {
+        List<Point> points = new ArrayList<>();
+        LlmClient client = new LlmClient();
+        try (ScriptedModel model = ScriptedModel.start(settings.tokens());
+             ServerProcess gateway = EndToEnd.startGateway(java, gatewayJar, settings.serverJvmArgs(), workDir,
+                     "llm-gateway", List.of("--runtime", "openai", "--openai-base-url", model.baseUrl(),
+                             "--model", ScriptedModel.MODEL))) {
+            BenchSuite.log("llm: scripted model at " + model.baseUrl() + ", gateway --runtime openai on port "
+                    + gateway.port);
+            // The gateway's JIT needs a while: warm every path at the highest concurrency first.
+            int most = settings.maxConcurrency();
+            model.script(settings.tokens(), 0);
+            for (LlmClient.Path path : LlmClient.Path.values()) {
+                measure(client, model, gateway, path, most, settings.answersPerClient(most), 0, Duration.ZERO);
+            }
+            for (int clients : settings.concurrency()) {
+                for (LlmClient.Path path : LlmClient.Path.values()) {
+                    points.add(log(measure(client, model, gateway, path, clients, settings.answersPerClient(clients),
+                            0, Duration.ZERO), points));
+                }
+            }
+            // A model's pace: the conversations start at random within one answer's time, so that from the
+            // second answer on all of them stream at once, as many conversations do.
+            double rate = settings.pacedTokensPerSecond();
+            model.script(settings.tokens(), rate);
+            Duration answer = Duration.ofNanos((long) (settings.tokens() * 1e9 / rate));
+            for (int clients : settings.concurrency()) {
+                for (LlmClient.Path path : LlmClient.Path.values()) {
+                    points.add(log(measure(client, model, gateway, path, clients,
+                            settings.pacedAnswersPerClient(clients), rate, clients == 1 ? Duration.ZERO : answer),
+                            points));
+                }
+            }
+        }
+        return new Results(settings, points);
+    }
+
+    private Point measure(LlmClient client, ScriptedModel model, ServerProcess gateway, LlmClient.Path path,
+                          int clients, int answers, double rate, Duration stagger) throws InterruptedException {
+        if (!gateway.alive()) {
+            throw new IllegalStateException("the gateway is no longer running; see its log in " + workDir);
+        }
+        int port = path == LlmClient.Path.DIRECT ? model.port() : gateway.port;
+        ProcessProbe probe = ProcessProbe.watch(List.of(gateway.pid()));
+        LlmClient.Result r = client.run(path, port, clients, answers, settings.tokens(), rate, stagger,
+                settings.limit());
+        Map<Long, ProcessStats> stats = probe.stop();
+        if (r.answers() == 0) {
+            throw new IllegalStateException("no answer of " + settings.tokens() + " tokens came whole on " + path.id
+                    + " (" + r.errors() + " errors); see the gateway's log in " + workDir);
+        }
+        return new Point(r, path == LlmClient.Path.DIRECT ? Double.NaN : stats.get(gateway.pid()).cpuSeconds());
+    }
+
+    private Point log(Point p, List<Point> earlier) {
+        Results sofar = new Results(settings, earlier);
+        LlmClient.Result r = p.result();
+        String gatewayOnly = p.result().path() == LlmClient.Path.DIRECT ? ""
+                : String.format(Locale.ROOT, " added p50=%.2f ms p99=%.2f ms", sofar.addedTtftMillis(p, 50),
+                sofar.addedTtftMillis(p, 99));
+        String cpu = p.result().path() == LlmClient.Path.DIRECT ? ""
+                : String.format(Locale.ROOT, " server cpu=%.1f µs/token", p.cpuMicrosPerToken());
+        BenchSuite.log(String.format(Locale.ROOT, "llm %-8s conc=%4d %-7s answers=%4d ttft p50=%.2f ms p99=%.2f ms%s "
+                        + "per-token p50=%.2f ms p99=%.2f ms%s errors=%d%s", p.path(), p.clients(),
+                p.paced() ? "paced" : "unpaced", r.answers(), p.ttftMillis(50), p.ttftMillis(99), gatewayOnly,
+                p.perTokenMillis(50), p.perTokenMillis(99), cpu, r.errors(), r.timedOut() ? " TIMED OUT" : ""));
+        return p;
+    }
+}
