@@ -456,9 +456,7 @@ public final class UpstreamHttp {
         public void onNext(List<ByteBuffer> buffers) {
             try {
                 for (ByteBuffer buffer : buffers) {
-                    for (int i = buffer.position(), end = buffer.limit(); i < end && !cancelled; i++) {
-                        take(buffer.get(i));
-                    }
+                    take(buffer);
                 }
             } catch (IOException | RuntimeException e) {
                 fail(e);
@@ -469,25 +467,46 @@ public final class UpstreamHttp {
             }
         }
 
-        private void take(byte b) throws IOException {
+        /** Splits a buffer into lines: runs between line ends are copied whole, not byte by byte. */
+        private void take(ByteBuffer buffer) throws IOException {
+            int i = buffer.position();
+            int end = buffer.limit();
+            while (i < end && !cancelled) {
+                byte b = buffer.get(i);
+                if (b == '\n' || b == '\r') {
+                    endOfLine(b);
+                    i++;
+                    continue;
+                }
+                afterCr = false;
+                int start = i;
+                while (i < end && (b = buffer.get(i)) != '\n' && b != '\r') {
+                    i++;
+                }
+                append(buffer, start, i - start);
+            }
+        }
+
+        private void endOfLine(byte b) throws IOException {
             if (b == '\n' && afterCr) {
                 afterCr = false;
                 return;
             }
             afterCr = b == '\r';
-            if (b == '\n' || b == '\r') {
-                String text = new String(line, 0, length, StandardCharsets.UTF_8);
-                length = 0;
-                deliver(decoder.line(text));
-                return;
-            }
-            if (length == line.length) {
-                if (length >= MAX_LINE_BYTES) {
+            String text = new String(line, 0, length, StandardCharsets.UTF_8);
+            length = 0;
+            deliver(decoder.line(text));
+        }
+
+        private void append(ByteBuffer buffer, int from, int n) throws IOException {
+            if (length + n > line.length) {
+                if (length + n > MAX_LINE_BYTES) {
                     throw new IOException("an event-stream line is longer than " + MAX_LINE_BYTES + " bytes");
                 }
-                line = Arrays.copyOf(line, Math.min(MAX_LINE_BYTES, length * 2));
+                line = Arrays.copyOf(line, Math.min(MAX_LINE_BYTES, Math.max(length + n, line.length * 2)));
             }
-            line[length++] = b;
+            buffer.get(from, line, length, n);
+            length += n;
         }
 
         private void deliver(Sse event) {

@@ -91,6 +91,39 @@ class UpstreamHttpTest {
     }
 
     @Test
+    void aBufferIsReadFromItsPositionAndALongLineGrowsAcrossBuffers() {
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        s.onSubscribe(new Subscription());
+        ByteBuffer offset = ByteBuffer.wrap("xxdata: ".getBytes(StandardCharsets.UTF_8));
+        offset.position(2);
+        s.onNext(List.of(offset));
+        String longText = "y".repeat(5_000);
+        for (int i = 0; i < longText.length(); i += 700) {
+            s.onNext(bytes(longText.substring(i, Math.min(longText.length(), i + 700))));
+        }
+        s.onNext(bytes("\n\n"));
+
+        assertThat(r.events).extracting(UpstreamHttp.Sse::data).containsExactly(longText);
+    }
+
+    @Test
+    void aLineLongerThanTheLimitIsAnError() {
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        Subscription sub = new Subscription();
+        s.onSubscribe(sub);
+        byte[] chunk = new byte[1 << 20];
+        java.util.Arrays.fill(chunk, (byte) 'z');
+        for (int i = 0; i <= UpstreamHttp.MAX_LINE_BYTES / chunk.length && r.error == null; i++) {
+            s.onNext(List.of(ByteBuffer.wrap(chunk)));
+        }
+
+        assertThat(r.error).hasMessageContaining("longer than " + UpstreamHttp.MAX_LINE_BYTES);
+        assertThat(r.events).isEmpty();
+    }
+
+    @Test
     void cancellingStopsTheBodyAndTheListenerHearsNothingMore() {
         Recorder r = new Recorder();
         UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
