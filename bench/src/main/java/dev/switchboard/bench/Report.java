@@ -22,8 +22,9 @@ public final class Report {
     static final double TEXT_DELTA_MAX_NS = 300;
     static final double TEXT_DELTA_MIN_SPEEDUP = 3;
     static final double MIN_FLOOR_SHARE = 0.70;
-    static final double MIN_PEER_MULTIPLE = 3;
-    static final double MAX_P99_OVER_FLOOR_MS = 5;
+    static final double MIN_PEER_MULTIPLE = 2;
+    static final double MAX_P99_OVER_FLOOR_MS = 2;
+    static final double MAX_CPU_PER_EVENT_OVER_FLOOR = 2;
     static final double MAX_RSS_PER_CONNECTION = 16 * 1024;
     static final double MAX_ADDED_TTFT_P99_MS = 2;
 
@@ -127,6 +128,17 @@ public final class Report {
                     c, 100 * MIN_FLOOR_SHARE, 100 * g / f, rate(g), rate(f), yes(g / f >= MIN_FLOOR_SHARE)));
             line(String.format(Locale.ROOT, "| %,d clients: gateway ≥ %.0f× the Node peer's events/s | %.2f× (%s vs %s) | %s |",
                     c, MIN_PEER_MULTIPLE, g / p, rate(g), rate(p), yes(g / p >= MIN_PEER_MULTIPLE)));
+            int one = in.e2eSettings().clients()[0];
+            double g1 = EndToEnd.meanEventsPerSecond(e.throughput(), EndToEnd.GATEWAY, one);
+            double f1 = EndToEnd.meanEventsPerSecond(e.throughput(), EndToEnd.FLOOR, one);
+            line(String.format(Locale.ROOT, "| %,d client%s: gateway ≥ %.0f%% of the floor's events/s | %.0f%% (%s vs %s) | %s |",
+                    one, one == 1 ? "" : "s", 100 * MIN_FLOOR_SHARE, 100 * g1 / f1, rate(g1), rate(f1),
+                    yes(g1 / f1 >= MIN_FLOOR_SHARE)));
+            double cg = cpuMicrosPerEvent(e.throughput(), EndToEnd.GATEWAY, c);
+            double cf = cpuMicrosPerEvent(e.throughput(), EndToEnd.FLOOR, c);
+            line(String.format(Locale.ROOT, "| %,d clients: server CPU per delivered event ≤ %.0f× the floor's | "
+                            + "%.1f µs vs %.1f µs (%.1f×) | %s |", c, MAX_CPU_PER_EVENT_OVER_FLOOR, cg, cf, cg / cf,
+                    yes(cg / cf <= MAX_CPU_PER_EVENT_OVER_FLOOR)));
             LoadResult hg = find(e.halfPeak(), EndToEnd.GATEWAY);
             LoadResult hf = find(e.halfPeak(), EndToEnd.FLOOR);
             if (hg != null && hf != null) {
@@ -155,6 +167,19 @@ public final class Report {
                     added(l, l.atMost(false)), yes(worst <= MAX_ADDED_TTFT_P99_MS)));
         }
         line();
+    }
+
+    /** A server's CPU time over the events it delivered, in µs, over the throughput points at this client count. */
+    private static double cpuMicrosPerEvent(List<LoadResult> results, String server, int clients) {
+        double cpu = 0;
+        long frames = 0;
+        for (LoadResult r : results) {
+            if (r.server().equals(server) && r.plan().clients() == clients && r.serverStats() != null) {
+                cpu += r.serverStats().cpuSeconds();
+                frames += r.frames();
+            }
+        }
+        return frames == 0 ? Double.NaN : cpu * 1e6 / frames;
     }
 
     private static String added(LlmBench.Results l, List<LlmBench.Point> points) {
