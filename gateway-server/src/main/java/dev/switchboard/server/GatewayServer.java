@@ -176,7 +176,8 @@ public final class GatewayServer {
         if (!bound.isSuccess()) {
             Throwable cause = bound.cause();
             String where = config.host() + ":" + config.port();
-            if (cause instanceof BindException) {
+            // A BindException also says an address is not this machine's; only "in use" is a taken port.
+            if (cause instanceof BindException && String.valueOf(cause.getMessage()).contains("in use")) {
                 throw new StartupException("cannot listen on " + where + ": the port is in use (another gateway "
                         + "or another program listens there); stop it, or choose another --port", cause);
             }

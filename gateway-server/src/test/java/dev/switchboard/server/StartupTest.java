@@ -75,6 +75,18 @@ class StartupTest {
     }
 
     @Test
+    void anAddressThatIsNotThisMachinesIsNotReportedAsAPortInUse() {
+        // 192.0.2.1 is reserved for documentation: no machine has it, so the bind fails here without a packet.
+        GatewayServer server = GatewayServer.builder(GatewayConfig.builder()
+                .set(GatewayConfig.Option.HOST, "192.0.2.1").set(GatewayConfig.Option.PORT, 0)
+                .set(GatewayConfig.Option.DATA_DIR, dir.resolve("data").toString()).build()).build();
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> server.start().join());
+        assertThat(failure).hasCauseInstanceOf(StartupException.class);
+        assertThat(failure.getCause().getMessage()).startsWith("cannot listen on 192.0.2.1:0: ")
+                .doesNotContain("in use");
+    }
+
+    @Test
     void configurationMistakesStopStartUpWithOneLineEach() throws Exception {
         Path malformed = dir.resolve("malformed.json");
         Files.writeString(malformed, "{\n  \"port\": 8000,\n  \"host\": \n}\n");

@@ -393,15 +393,10 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         });
     }
 
+    /** "session_id of hai, threadId of agui": what each dialect's parameter is. */
     private static String describeParameters(List<WireAdapter> dialects) {
-        StringBuilder sb = new StringBuilder();
-        for (WireAdapter a : dialects) {
-            if (sb.length() > 0) {
-                sb.append(", ");
-            }
-            sb.append(a.conversationParameter().orElseThrow()).append(" of ").append(a.id());
-        }
-        return sb.toString();
+        return dialects.stream().map(a -> a.conversationParameter().orElseThrow() + " of " + a.id())
+                .collect(java.util.stream.Collectors.joining(", "));
     }
 
     /** Answers {@code {"error":{"code","message"}}} with the status. */
