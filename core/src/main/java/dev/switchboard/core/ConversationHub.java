@@ -1,7 +1,7 @@
 package dev.switchboard.core;
 
-import dev.switchboard.core.internal.Sequencer;
 import dev.switchboard.core.internal.SerialExecutor;
+import dev.switchboard.core.internal.StoreWriter;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalDecision;
@@ -17,8 +17,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,20 +45,35 @@ import java.util.function.LongSupplier;
  * every runtime leaves here.
  *
  * <p>Threads: {@link #submit} and {@link #disconnected} never block the caller (commands
- * run on the hub's workers, which may read the store); events get their {@code seq} under the
- * conversation's lock and are stored, then fanned out, by the {@link Sequencer}.
+ * run on the hub's workers, which may read the store). An event gets its {@code seq} under the
+ * conversation's lock and, under the same lock, goes to the conversation's in-memory tail and to
+ * every subscriber's queue, on the thread that emits it; the {@link StoreWriter} stores it behind,
+ * in batches. The tail holds every event not yet stored and the newest stored ones, so a joining
+ * or resuming subscriber reads the store up to the tail and the tail after it, under the lock,
+ * and misses nothing.
+ *
+ * <p>Cursors across a crash: before an event with a {@code seq} above the conversation's
+ * reservation reaches anyone, the hub stores a new reservation ({@link StoreBatch.Reservation}), so
+ * after a {@code kill -9} the conversation's next {@code seq} comes after every one a client may
+ * hold, and the events lost with the crash leave a gap. A cursor that names no event (one in the
+ * gap) is answered with the whole conversation again, from its first event: a full resync, never a
+ * silent skip.
  */
 public final class ConversationHub implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
     private static final int REPLAY_PAGE = 500;
     private static final long IDLE_EVICT_MS = TimeUnit.MINUTES.toMillis(5);
+    /** Stored events a conversation's tail keeps for resumes that need no store read. */
+    private static final int TAIL_KEPT = 256;
+    /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
+    static final long RESERVATION = 1 << 16;
 
     private final ConversationStore store;
     private final AgentRuntime runtime;
     private final Moderation moderation;
     private final RateLimiter runLimiter;
     private final LongSupplier clock;
-    private final Sequencer sequencer;
+    private final StoreWriter writer;
     private final ExecutorService workers;
     private final ScheduledExecutorService timer;
     private final Map<String, Conversation> conversations = new ConcurrentHashMap<>();
@@ -74,7 +91,7 @@ public final class ConversationHub implements AutoCloseable {
         this.moderation = b.moderation;
         this.runLimiter = new RateLimiter(b.runsPerMinute, b.clock);
         this.clock = b.clock;
-        this.sequencer = new Sequencer(store);
+        this.writer = new StoreWriter(store);
         AtomicInteger n = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(b.workerThreads, r -> {
             Thread t = new Thread(r, "switchboard-hub-" + n.incrementAndGet());
@@ -86,7 +103,7 @@ public final class ConversationHub implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        timer.scheduleWithFixedDelay(() -> sequencer.run(this::evictIdle), 1, 1, TimeUnit.MINUTES);
+        timer.scheduleWithFixedDelay(() -> writer.run(this::evictIdle), 1, 1, TimeUnit.MINUTES);
         failInterruptedRuns();
     }
 
@@ -145,15 +162,15 @@ public final class ConversationHub implements AutoCloseable {
     public void disconnected(Subscriber s) {
         Runnable leave = () -> {
             Set<String> joined = memberships.remove(s);
-            if (joined != null && !joined.isEmpty()) {
-                sequencer.run(() -> {
-                    for (String id : joined) {
-                        Conversation c = conversations.get(id);
-                        if (c != null) {
+            if (joined != null) {
+                for (String id : joined) {
+                    Conversation c = conversations.get(id);
+                    if (c != null) {
+                        synchronized (c) {
                             c.subscribers.remove(s);
                         }
                     }
-                });
+                }
             }
         };
         // After the subscriber's queued commands, so none of them joins it to a conversation again.
@@ -222,92 +239,182 @@ public final class ConversationHub implements AutoCloseable {
         // Read outside the map lock; a racing loader's copy loses to the first one put.
         Optional<ConversationRecord> rec = store.conversation(id);
         long lastSeq = store.lastSeq(id);
+        List<ApprovalRecord> open = rec.isPresent() ? store.pendingApprovals(id) : List.of();
         Conversation fresh = new Conversation(id, rec.map(ConversationRecord::owner).orElse(null),
-                rec.isPresent(), lastSeq, clock.getAsLong());
+                rec.isPresent(), lastSeq, open, clock.getAsLong());
         Conversation prior = conversations.putIfAbsent(id, fresh);
         return prior != null ? prior : fresh;
     }
 
-    /** Runs on the sequencer: forgets conversations nobody uses, after their writes are stored. */
+    /**
+     * Runs on the store writer: forgets conversations nobody uses, after their writes are stored,
+     * and gives back the seqs they reserved and did not use.
+     */
     private void evictIdle() {
         long now = clock.getAsLong();
         conversations.values().removeIf(c -> {
             synchronized (c) {
-                c.retired = c.active == null && c.subscribers.isEmpty() && c.inFlight == 0 && c.pending == 0
-                        && now - c.touched > IDLE_EVICT_MS;
-                return c.retired;
+                if (c.active != null || !c.subscribers.isEmpty() || c.inFlight != 0 || c.pending != 0
+                        || now - c.touched <= IDLE_EVICT_MS) {
+                    return false;
+                }
+                // Before it leaves the map: whoever loads it next reads the released reservation.
+                if (c.reserved > c.lastSeq) {
+                    store.write(new StoreBatch().reserve(c.id, c.lastSeq));
+                }
+                c.retired = true;
+                return true;
             }
         });
     }
 
     /**
-     * Joins a subscriber to a conversation's fan-out, on the sequencer. With a cursor it first
-     * gets every stored event after it. Without one it gets the active run from its start (so
-     * a display that joins mid-run is whole) and, if it can answer them, the approvals still
-     * pending that the run's replay did not show.
+     * Joins a subscriber to a conversation's fan-out. With a cursor it first gets every event
+     * after it. Without one it gets the active run from its start (so a display that joins mid-run
+     * is whole) and, if it can answer them, the approvals still pending that the run's replay did
+     * not show. A cursor that names no event of the conversation (it was lost in a crash, or never
+     * was) gets the whole conversation from its first event.
+     *
+     * <p>What is stored is read outside the conversation's lock, page by page, until what is left
+     * is in the tail; the rest, and the join, happen under the lock, so nothing emitted meanwhile
+     * is missed or seen twice.
      */
     private void subscribe(Conversation c, Subscriber s, long afterSeq, boolean catchUp) {
         memberships.computeIfAbsent(s, k -> ConcurrentHashMap.newKeySet()).add(c.id);
-        sequencer.run(() -> {
+        long from;
+        long lastSeq;
+        boolean idle;
+        synchronized (c) {
             if (c.subscribers.contains(s)) {
                 return;
             }
-            long from = afterSeq;
+            from = afterSeq;
+            lastSeq = c.lastSeq;
+            idle = c.active == null;
             if (afterSeq < 0 && (catchUp || afterSeq == Command.Subscribe.LAST_RUN)) {
-                long lastSeq;
-                synchronized (c) {
-                    // Only what is stored is replayed: the rest of the run follows live.
-                    from = c.active == null || c.active.startSeq == 0 ? -1 : c.active.startSeq - 1;
-                    lastSeq = c.lastSeq;
-                }
-                if (from < 0 && afterSeq == Command.Subscribe.LAST_RUN) {
-                    from = lastRunStart(c, lastSeq) - 1;
-                    if (from < 0) {
-                        boolean idle;
-                        synchronized (c) {
-                            idle = c.active == null;
-                        }
-                        if (idle) {
-                            // No run to reattach to, active or past: nothing to resume.
-                            s.caughtUp();
-                        }
-                    }
-                }
+                from = c.active == null || c.active.startSeq == 0 ? -1 : c.active.startSeq - 1;
             }
-            if (afterSeq > 0) {
+        }
+        if (from < 0 && afterSeq == Command.Subscribe.LAST_RUN) {
+            from = lastRunStart(c, lastSeq) - 1;
+            if (from < 0 && idle) {
+                // No run to reattach to, active or past: nothing to resume.
+                s.caughtUp();
+            }
+        }
+        long cursorGiven = afterSeq;
+        if (afterSeq > 0) {
+            if (exists(c, afterSeq)) {
                 prime(c, s, afterSeq);
+            } else {
+                log.info("cursor {} of conversation {} names no event (lost in a crash, or never sent);"
+                        + " resending the conversation from its first event", afterSeq, c.id);
+                from = 0;
+                cursorGiven = 0;
             }
-            long replayedUpTo = from;
-            if (from >= 0) {
-                replayedUpTo = replay(c, s, from);
-                if (replayedUpTo < 0) {
+        }
+        long cursor = from;
+        while (true) {
+            long tailFirst;
+            synchronized (c) {
+                if (c.subscribers.contains(s)) {
+                    return;
+                }
+                tailFirst = c.tail.isEmpty() ? c.lastSeq + 1 : c.tail.peekFirst().seq();
+                if (from < 0 || cursor + 1 >= tailFirst) {
+                    join(c, s, from, cursor, cursorGiven, catchUp);
                     return;
                 }
             }
-            if (afterSeq >= 0 && replayedUpTo == afterSeq) {
-                boolean idle;
-                synchronized (c) {
-                    idle = c.active == null;
+            // Everything before the tail is stored.
+            List<Envelope> page = store.events(c.id, cursor, REPLAY_PAGE);
+            for (Envelope e : page) {
+                if (!s.deliver(e)) {
+                    s.overflowed();
+                    return;
                 }
-                if (idle) {
-                    s.caughtUp();
+                cursor = e.seq();
+            }
+            if (page.isEmpty()) {
+                // Nothing stored after the cursor below the tail: a gap a crash left.
+                cursor = Math.max(cursor, tailFirst - 1);
+            }
+        }
+    }
+
+    /**
+     * The end of a join, under the conversation's lock: the tail after {@code cursor} (unless the
+     * join is live, {@code from < 0}), the pending approvals a catch-up shows, and membership.
+     */
+    private void join(Conversation c, Subscriber s, long from, long cursor, long cursorGiven, boolean catchUp) {
+        if (from >= 0) {
+            for (Envelope e : c.tail) {
+                if (e.seq() > cursor) {
+                    if (!s.deliver(e)) {
+                        s.overflowed();
+                        return;
+                    }
+                    cursor = e.seq();
                 }
             }
-            if (afterSeq < 0 && catchUp && s.answersApprovals()) {
-                for (ApprovalRecord a : store.pendingApprovals(c.id)) {
-                    if (a.seq() > from && a.seq() <= replayedUpTo) {
-                        continue;
-                    }
-                    for (Envelope e : store.events(c.id, a.seq() - 1, 1)) {
-                        if (!s.deliver(e)) {
-                            s.overflowed();
-                            return;
-                        }
+        }
+        if (cursorGiven >= 0 && cursor == cursorGiven && c.active == null) {
+            // Nothing after the cursor, and nothing to come.
+            s.caughtUp();
+        }
+        if (cursorGiven < 0 && catchUp && s.answersApprovals()) {
+            for (ApprovalRecord a : c.open.values()) {
+                if (a.seq() > from && a.seq() <= cursor) {
+                    continue;
+                }
+                for (Envelope e : read(c, a.seq() - 1, 1)) {
+                    if (e.seq() == a.seq() && !s.deliver(e)) {
+                        s.overflowed();
+                        return;
                     }
                 }
             }
-            c.subscribers.add(s);
-        });
+        }
+        c.subscribers.add(s);
+    }
+
+    /**
+     * Events of the conversation after {@code afterSeq}, at most {@code limit}, in order: from the
+     * store below the tail, from the tail above it.
+     */
+    private List<Envelope> read(Conversation c, long afterSeq, int limit) {
+        long tailFirst;
+        List<Envelope> tail = new ArrayList<>();
+        synchronized (c) {
+            tailFirst = c.tail.isEmpty() ? c.lastSeq + 1 : c.tail.peekFirst().seq();
+            for (Envelope e : c.tail) {
+                if (e.seq() > afterSeq) {
+                    if (tail.size() == limit) {
+                        break;
+                    }
+                    tail.add(e);
+                }
+            }
+        }
+        if (afterSeq + 1 >= tailFirst) {
+            return tail;
+        }
+        List<Envelope> out = new ArrayList<>(limit);
+        for (Envelope e : store.events(c.id, afterSeq, limit)) {
+            if (e.seq() < tailFirst) {
+                out.add(e);
+            }
+        }
+        for (int i = 0; i < tail.size() && out.size() < limit; i++) {
+            out.add(tail.get(i));
+        }
+        return out;
+    }
+
+    /** Whether the conversation has the event {@code seq}. */
+    private boolean exists(Conversation c, long seq) {
+        List<Envelope> at = read(c, seq - 1, 1);
+        return !at.isEmpty() && at.get(0).seq() == seq;
     }
 
     /**
@@ -316,7 +423,7 @@ public final class ConversationHub implements AutoCloseable {
      * run as the client saw it (no second start of a message, chunk numbers that go on).
      */
     private void prime(Conversation c, Subscriber s, long cursor) {
-        List<Envelope> at = store.events(c.id, cursor - 1, 1);
+        List<Envelope> at = read(c, cursor - 1, 1);
         if (at.isEmpty() || at.get(0).runId() == null || at.get(0).event().kind() == Event.Kind.RUN_FINISHED
                 || at.get(0).event().kind() == Event.Kind.RUN_FAILED) {
             return;
@@ -326,7 +433,8 @@ public final class ConversationHub implements AutoCloseable {
             return;
         }
         while (after < cursor) {
-            List<Envelope> page = store.events(c.id, after, (int) Math.min(REPLAY_PAGE, cursor - after));
+            List<Envelope> page = new ArrayList<>(read(c, after, (int) Math.min(REPLAY_PAGE, cursor - after)));
+            page.removeIf(e -> e.seq() > cursor);
             if (page.isEmpty()) {
                 return;
             }
@@ -335,35 +443,31 @@ public final class ConversationHub implements AutoCloseable {
         }
     }
 
-    /** The seq of the conversation's last stored RunStarted at or before {@code lastSeq}, or 0 for none. */
+    /** The seq of the conversation's last RunStarted at or before {@code lastSeq}, or 0 for none. */
     private long lastRunStart(Conversation c, long lastSeq) {
         for (long to = lastSeq; to > 0; to -= REPLAY_PAGE) {
-            List<Envelope> page = store.events(c.id, Math.max(0, to - REPLAY_PAGE), REPLAY_PAGE);
-            for (int i = page.size() - 1; i >= 0; i--) {
-                if (page.get(i).seq() <= to && page.get(i).event().kind() == Event.Kind.RUN_STARTED) {
-                    return page.get(i).seq();
+            long after = Math.max(0, to - REPLAY_PAGE);
+            // Read the whole window: the store answers only up to the tail, the tail the rest.
+            List<Envelope> window = new ArrayList<>();
+            while (after < to) {
+                List<Envelope> page = read(c, after, REPLAY_PAGE);
+                if (page.isEmpty()) {
+                    break;
+                }
+                for (Envelope e : page) {
+                    if (e.seq() <= to) {
+                        window.add(e);
+                    }
+                }
+                after = page.get(page.size() - 1).seq();
+            }
+            for (int i = window.size() - 1; i >= 0; i--) {
+                if (window.get(i).event().kind() == Event.Kind.RUN_STARTED) {
+                    return window.get(i).seq();
                 }
             }
         }
         return 0;
-    }
-
-    /** Delivers stored events after {@code afterSeq}; the last seq delivered, or -1 if the subscriber overflowed. */
-    private long replay(Conversation c, Subscriber s, long afterSeq) {
-        long cursor = afterSeq;
-        while (true) {
-            List<Envelope> page = store.events(c.id, cursor, REPLAY_PAGE);
-            for (Envelope e : page) {
-                if (!s.deliver(e)) {
-                    s.overflowed();
-                    return -1;
-                }
-                cursor = e.seq();
-            }
-            if (page.size() < REPLAY_PAGE) {
-                return cursor;
-            }
-        }
     }
 
     // ---- runs ----------------------------------------------------------------------------
@@ -422,7 +526,7 @@ public final class ConversationHub implements AutoCloseable {
                 writeLocked(c, b -> b.addConversation(rec), null);
                 String owner = c.owner;
                 // Connections that joined before the conversation existed stay only if they may use it.
-                sequencer.run(() -> c.subscribers.removeIf(s -> {
+                c.subscribers.removeIf(s -> {
                     boolean foreign = !s.principal().mayUse(owner);
                     if (foreign) {
                         Set<String> joined = memberships.get(s);
@@ -433,16 +537,15 @@ public final class ConversationHub implements AutoCloseable {
                                 + " was created by another principal"));
                     }
                     return foreign;
-                }));
+                });
             }
             subscribe(c, from, -1, true);
             long now = clock.getAsLong();
             for (InputMessage m : fresh) {
                 run.ownMessages.add(m.id());
-                StoreBatch.MessageRow row = new StoreBatch.MessageRow(c.id, runId, m, now);
-                writeLocked(c, b -> b.addMessage(row), null);
+                writeMessageLocked(c, new StoreBatch.MessageRow(c.id, runId, m, now));
             }
-            emitLocked(run, new Event.RunStarted(cmd.parentRunId()), () -> workers.execute(run::launch));
+            emitLocked(run, new Event.RunStarted(cmd.parentRunId()), run::launch);
             run.startSeq = c.lastSeq;
         }
     }
@@ -488,6 +591,16 @@ public final class ConversationHub implements AutoCloseable {
                 Conversation c = operator ? load(stored.get().conversationId())
                         : access(stored.get().conversationId(), from, false).orElse(null);
                 if (c == null) {
+                    return;
+                }
+                boolean open;
+                synchronized (c) {
+                    open = c.open.containsKey(cmd.approvalId());
+                }
+                if (!open) {
+                    // Decided a moment ago; the store has not caught up.
+                    from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                            "approval " + cmd.approvalId() + " was already decided"));
                     return;
                 }
                 if (stored.get().runId() == null) {
@@ -555,10 +668,15 @@ public final class ConversationHub implements AutoCloseable {
         }, workers).thenCompose(this::afterQueuedWrites);
     }
 
+    /** Completes once every event and write emitted so far is stored. */
+    public CompletableFuture<Void> flushed() {
+        return afterQueuedWrites(null);
+    }
+
     /** Completes with {@code value} once every write queued so far is stored. */
     private <T> CompletableFuture<T> afterQueuedWrites(T value) {
         CompletableFuture<T> stored = new CompletableFuture<>();
-        sequencer.run(() -> stored.complete(value));
+        writer.run(() -> stored.complete(value));
         return stored;
     }
 
@@ -576,7 +694,7 @@ public final class ConversationHub implements AutoCloseable {
                 try {
                     decide(new Command.DecideApproval(approvalId, approved, feedback, payload), operator, true);
                     // A refusal has completed the result already; this only completes a decision.
-                    sequencer.run(() -> result.complete(null));
+                    writer.run(() -> result.complete(null));
                 } catch (RuntimeException e) {
                     log.error("operator decision of {} failed", approvalId, e);
                     result.complete(GatewayError.of(ErrorCode.INTERNAL, "the decision could not be recorded"));
@@ -588,8 +706,12 @@ public final class ConversationHub implements AutoCloseable {
         return result;
     }
 
-    /** Pending approvals of every conversation, oldest first: what an operator may answer. */
+    /**
+     * Pending approvals of every conversation, oldest first: what an operator may answer. Read
+     * once every write queued before the call is stored, so an approval a client was shown is listed.
+     */
     public List<ApprovalRecord> pendingApprovals(int limit, int offset) {
+        afterQueuedWrites(null).join();
         return store.pendingApprovals(limit, offset);
     }
 
@@ -601,7 +723,7 @@ public final class ConversationHub implements AutoCloseable {
             }
             c.pending--;
             ApprovalRecord decided = p.record.decided(d.approved(), d.feedback(), d.decidedBy().id(), clock.getAsLong());
-            writeLocked(c, b -> b.putApproval(decided), null);
+            writeApprovalLocked(c, decided);
             emitLocked(c, null, new Event.ApprovalResolved(p.record.approvalId(), d.approved(), d.feedback(),
                     d.decidedBy().id()), () -> p.decision.complete(d));
         }
@@ -618,7 +740,7 @@ public final class ConversationHub implements AutoCloseable {
             c.decidedExternally.add(stored.approvalId());
             ApprovalRecord decided = stored.decided(cmd.approved(), cmd.feedback(), from.principal().id(),
                     clock.getAsLong());
-            writeLocked(c, b -> b.putApproval(decided), null);
+            writeApprovalLocked(c, decided);
             emitLocked(c, null, new Event.ApprovalResolved(stored.approvalId(), cmd.approved(), cmd.feedback(),
                     from.principal().id()), null);
         }
@@ -725,7 +847,10 @@ public final class ConversationHub implements AutoCloseable {
      * the decisions are recorded and the runtime continues the work in a new run.
      */
     private void continueOrphans(Conversation c, List<Command.DecideApproval> decisions, Subscriber from, boolean join) {
-        List<ApprovalRecord> pending = store.pendingApprovals(c.id).stream().filter(a -> a.runId() != null).toList();
+        List<ApprovalRecord> pending;
+        synchronized (c) {
+            pending = c.open.values().stream().filter(a -> a.runId() != null).toList();
+        }
         if (pending.isEmpty()) {
             from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id",
                     "conversation " + c.id + " has no run waiting for an approval"));
@@ -766,8 +891,8 @@ public final class ConversationHub implements AutoCloseable {
             run.startSeq = c.lastSeq;
             for (int i = 0; i < decided.size(); i++) {
                 ApprovalRecord a = decided.get(i);
-                writeLocked(c, b -> b.putApproval(a), null);
-                Runnable then = i == decided.size() - 1 ? () -> workers.execute(() -> run.continueWith(decided)) : null;
+                writeApprovalLocked(c, a);
+                Runnable then = i == decided.size() - 1 ? () -> run.continueWith(decided) : null;
                 emitLocked(run, new Event.ApprovalResolved(a.approvalId(), a.status() == ApprovalRecord.Status.APPROVED,
                         a.feedback(), a.decidedBy()), then);
             }
@@ -797,7 +922,7 @@ public final class ConversationHub implements AutoCloseable {
             return given;
         }
         Set<String> known = new HashSet<>();
-        for (InputMessage m : store.messages(c.id)) {
+        for (InputMessage m : messagesOf(c)) {
             known.add(m.id());
         }
         List<InputMessage> out = new ArrayList<>(given.size());
@@ -816,61 +941,130 @@ public final class ConversationHub implements AutoCloseable {
 
     // ---- emission ------------------------------------------------------------------------
 
-    /** Queues a write for the conversation; the caller holds its lock. */
-    private void writeLocked(Conversation c, java.util.function.Consumer<StoreBatch> fill, Runnable after) {
+    /**
+     * Queues a write for the conversation; the caller holds its lock. {@code committed} (may be
+     * null) runs under the lock once the write is stored.
+     */
+    private void writeLocked(Conversation c, java.util.function.Consumer<StoreBatch> fill, Runnable committed) {
         c.inFlight++;
-        sequencer.write(fill, () -> {
+        writer.write(fill, () -> {
             synchronized (c) {
                 c.inFlight--;
-            }
-            if (after != null) {
-                after.run();
+                if (committed != null) {
+                    committed.run();
+                }
             }
         });
     }
 
+    /** Queues a history message; until it is stored, {@link #messagesOf} reads it from memory. */
+    private void writeMessageLocked(Conversation c, StoreBatch.MessageRow row) {
+        c.unstoredMessages.add(row);
+        writeLocked(c, b -> b.addMessage(row), () -> c.unstoredMessages.remove(row));
+    }
+
+    /** Queues an approval's new state and keeps the conversation's pending approvals in step. */
+    private void writeApprovalLocked(Conversation c, ApprovalRecord a) {
+        if (a.status() == ApprovalRecord.Status.PENDING) {
+            c.open.put(a.approvalId(), a);
+        } else {
+            c.open.remove(a.approvalId());
+        }
+        writeLocked(c, b -> b.putApproval(a), null);
+    }
+
+    /** The conversation's history messages, oldest first: the stored ones, then those on their way. */
+    private List<InputMessage> messagesOf(Conversation c) {
+        List<StoreBatch.MessageRow> unstored;
+        synchronized (c) {
+            unstored = List.copyOf(c.unstoredMessages);
+        }
+        // Read after the copy: a message stored in between is in both, and counted once.
+        List<InputMessage> all = new ArrayList<>(store.messages(c.id));
+        Set<String> ids = new HashSet<>();
+        all.forEach(m -> ids.add(m.id()));
+        for (StoreBatch.MessageRow row : unstored) {
+            if (ids.add(row.message().id())) {
+                all.add(row.message());
+            }
+        }
+        return all;
+    }
+
     /**
-     * Stamps and queues an event of the run; the caller holds the conversation's lock.
-     * {@code after} runs once the event is stored and fanned out.
+     * Stamps and emits an event of the run; the caller holds the conversation's lock.
+     * {@code after} (may be null) runs on a worker once every subscriber has it.
      */
     private void emitLocked(Run run, Event event, Runnable after) {
         emitLocked(run.conversation, run, event, after);
     }
 
     /**
-     * Stamps and queues an event of the conversation, of {@code run} or of no run (null);
-     * the caller holds the conversation's lock. {@code after} runs once it is stored and fanned out.
+     * Stamps and emits an event of the conversation, of {@code run} or of no run (null);
+     * the caller holds the conversation's lock. {@code after} (may be null) runs on a worker
+     * once every subscriber has it.
      */
     private void emitLocked(Conversation c, Run run, Event event, Runnable after) {
         emitLocked(c, run, run == null ? null : run.request.runId(), event, after);
     }
 
+    /**
+     * The one way an event leaves the hub: it gets the conversation's next seq (reserving more
+     * first when the reservation is used up), joins the tail, goes to every subscriber's queue and
+     * is queued for the store.
+     */
     private void emitLocked(Conversation c, Run run, String runId, Event event, Runnable after) {
-        Envelope env = new Envelope(c.id, runId, ++c.lastSeq, clock.getAsLong(), event);
+        long seq = c.lastSeq + 1;
+        if (seq > c.reserved) {
+            // Stored before any client may see the seq: a restart after a crash starts above it.
+            long upTo = seq + RESERVATION - 1;
+            store.write(new StoreBatch().reserve(c.id, upTo));
+            c.reserved = upTo;
+        }
+        c.lastSeq = seq;
+        Envelope env = new Envelope(c.id, runId, seq, clock.getAsLong(), event);
         Object prepared = store.prepare(env);
         StoreBatch.MessageRow row = messageOf(env);
-        ApprovalRecord approval = event instanceof Event.ApprovalRequested a
-                ? new ApprovalRecord(c.id, runId, env.seq(), a, ApprovalRecord.Status.PENDING, null, null, null)
-                : null;
-        if (row != null && run != null) {
-            run.ownMessages.add(row.message().id());
+        if (row != null) {
+            c.unstoredMessages.add(row);
+            if (run != null) {
+                run.ownMessages.add(row.message().id());
+            }
         }
+        ApprovalRecord approval = null;
+        if (event instanceof Event.ApprovalRequested a) {
+            approval = new ApprovalRecord(c.id, runId, seq, a, ApprovalRecord.Status.PENDING, null, null, null);
+            c.open.put(a.approvalId(), approval);
+        }
+        c.tail.addLast(env);
+        fanOutLocked(c, env);
+        ApprovalRecord pending = approval;
         writeLocked(c, b -> {
             b.addEvent(env, prepared);
             if (row != null) {
                 b.addMessage(row);
             }
-            if (approval != null) {
-                b.putApproval(approval);
+            if (pending != null) {
+                b.putApproval(pending);
             }
         }, () -> {
-            fanOut(c, env);
-            if (after != null) {
-                after.run();
+            if (row != null) {
+                c.unstoredMessages.remove(row);
             }
+            stored(c, seq);
         });
+        if (after != null) {
+            workers.execute(after);
+        }
     }
 
+    /** Event {@code seq} and all before it are stored: the tail keeps only what resumes need. */
+    private static void stored(Conversation c, long seq) {
+        ArrayDeque<Envelope> tail = c.tail;
+        while (tail.size() > TAIL_KEPT && tail.peekFirst().seq() <= seq) {
+            tail.pollFirst();
+        }
+    }
     /** The history message an event adds, if any. */
     private static StoreBatch.MessageRow messageOf(Envelope env) {
         Event e = env.event();
@@ -898,8 +1092,8 @@ public final class ConversationHub implements AutoCloseable {
         return new StoreBatch.MessageRow(env.conversationId(), env.runId(), m, env.timestamp());
     }
 
-    /** Runs on the sequencer thread. */
-    private void fanOut(Conversation c, Envelope env) {
+    /** Hands the event to every subscriber of the conversation; the caller holds its lock. */
+    private void fanOutLocked(Conversation c, Envelope env) {
         List<Subscriber> subs = c.subscribers;
         for (int i = 0; i < subs.size(); i++) {
             Subscriber s = subs.get(i);
@@ -955,7 +1149,8 @@ public final class ConversationHub implements AutoCloseable {
                     run.cancel(ErrorCode.UNAVAILABLE, "the gateway shut down before the run finished");
                 }
             }
-            sequencer.stop().join();
+            writer.stop().join();
+            releaseReservations();
             timer.shutdownNow();
             workers.shutdown();
             runtime.close();
@@ -967,6 +1162,28 @@ public final class ConversationHub implements AutoCloseable {
         return shutdown;
     }
 
+    /**
+     * After a clean stop every event is stored: gives back the seqs each conversation reserved and
+     * did not use, so the next start goes on without a gap.
+     */
+    private void releaseReservations() {
+        StoreBatch released = new StoreBatch();
+        for (Conversation c : conversations.values()) {
+            synchronized (c) {
+                if (c.reserved > c.lastSeq) {
+                    released.reserve(c.id, c.lastSeq);
+                    c.reserved = c.lastSeq;
+                }
+            }
+        }
+        try {
+            store.write(released);
+        } catch (RuntimeException e) {
+            log.warn("could not give back {} of reserved seqs; their next events skip them",
+                    Plural.of(released.reservations().size(), "conversation"), e);
+        }
+    }
+
     @Override
     public void close() {
         shutdown(Duration.ZERO).join();
@@ -974,7 +1191,7 @@ public final class ConversationHub implements AutoCloseable {
 
     // ---- state ---------------------------------------------------------------------------
 
-    /** Live state of one conversation; fields guarded by its monitor except {@code subscribers}. */
+    /** Live state of one conversation; fields guarded by its monitor. */
     private static final class Conversation {
         final String id;
         String owner;
@@ -986,17 +1203,27 @@ public final class ConversationHub implements AutoCloseable {
         int pending;
         /** Evicted from the map: a holder must load the conversation again. */
         boolean retired;
+        /** The highest seq whose reservation is stored: events up to it may be shown before they are. */
+        long reserved;
         /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
         final Set<String> decidedExternally = new HashSet<>(0);
-        /** Touched only on the sequencer thread. */
         final List<Subscriber> subscribers = new ArrayList<>(2);
+        /** Every event not yet stored, after the newest stored ones (at most TAIL_KEPT of those). */
+        final ArrayDeque<Envelope> tail = new ArrayDeque<>();
+        /** History messages queued and not yet stored. */
+        final List<StoreBatch.MessageRow> unstoredMessages = new ArrayList<>(2);
+        /** Undecided approvals by id, in seq order, whether stored yet or not. */
+        final Map<String, ApprovalRecord> open = new LinkedHashMap<>();
 
-        Conversation(String id, String owner, boolean persisted, long lastSeq, long touched) {
+        Conversation(String id, String owner, boolean persisted, long lastSeq, List<ApprovalRecord> open,
+                     long touched) {
             this.id = id;
             this.owner = owner;
             this.persisted = persisted;
             this.lastSeq = lastSeq;
+            this.reserved = lastSeq;
             this.touched = touched;
+            open.forEach(a -> this.open.put(a.approvalId(), a));
         }
     }
 
@@ -1106,9 +1333,9 @@ public final class ConversationHub implements AutoCloseable {
                 conversation.pending--;
                 ApprovalRecord decided = p.record.decided(d.approved(), d.feedback(), d.decidedBy().id(),
                         clock.getAsLong());
-                writeLocked(conversation, b -> b.putApproval(decided), null);
+                writeApprovalLocked(conversation, decided);
                 emitLocked(this, new Event.ApprovalResolved(p.record.approvalId(), d.approved(), d.feedback(),
-                        d.decidedBy().id()), () -> workers.execute(() -> p.decision.complete(d)));
+                        d.decidedBy().id()), () -> p.decision.complete(d));
             }
             return true;
         }
@@ -1165,17 +1392,21 @@ public final class ConversationHub implements AutoCloseable {
 
         /** Ends the run with its terminal event; false if it had ended already. */
         private boolean end(Event terminal) {
-            List<Pending> abandoned;
             synchronized (conversation) {
                 if (ended) {
                     return false;
                 }
-                emitLocked(this, terminal, null);
                 ended = true;
+                List<Pending> abandoned = new ArrayList<>(waiting);
+                waiting.clear();
+                // Before the terminal event reaches anyone: whoever sees the run end finds its
+                // approvals' decisions ended too. The run has ended, so nothing it emits now counts.
+                for (Pending p : abandoned) {
+                    p.decision.completeExceptionally(new CancellationException("the run ended before a decision"));
+                }
+                emitLocked(this, terminal, null);
                 conversation.active = null;
                 activeRuns.decrementAndGet();
-                abandoned = new ArrayList<>(waiting);
-                waiting.clear();
                 // A run stopped by shutdown leaves its approvals pending in the store: answered
                 // after a restart, they continue the work in a new run.
                 boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
@@ -1184,12 +1415,9 @@ public final class ConversationHub implements AutoCloseable {
                     conversation.pending--;
                     if (!keep) {
                         ApprovalRecord gone = p.record.cancelled("the run ended before a decision", clock.getAsLong());
-                        writeLocked(conversation, b -> b.putApproval(gone), null);
+                        writeApprovalLocked(conversation, gone);
                     }
                 }
-            }
-            for (Pending p : abandoned) {
-                p.decision.completeExceptionally(new CancellationException("the run ended before a decision"));
             }
             return true;
         }
@@ -1207,7 +1435,7 @@ public final class ConversationHub implements AutoCloseable {
             synchronized (conversation) {
                 own = Set.copyOf(ownMessages);
             }
-            List<InputMessage> all = store.messages(conversation.id);
+            List<InputMessage> all = messagesOf(conversation);
             List<InputMessage> out = new ArrayList<>(all.size());
             for (InputMessage m : all) {
                 if (!own.contains(m.id())) {

@@ -19,6 +19,7 @@ public final class InMemoryConversationStore implements ConversationStore {
     private final Map<String, List<Envelope>> events = new HashMap<>();
     private final Map<String, ApprovalRecord> approvals = new LinkedHashMap<>();
     private final Map<String, Map<String, String>> documents = new HashMap<>();
+    private final Map<String, Long> reservations = new HashMap<>();
 
     @Override
     public synchronized Optional<ConversationRecord> conversation(String conversationId) {
@@ -28,7 +29,8 @@ public final class InMemoryConversationStore implements ConversationStore {
     @Override
     public synchronized long lastSeq(String conversationId) {
         List<Envelope> log = events.get(conversationId);
-        return log == null || log.isEmpty() ? 0 : log.get(log.size() - 1).seq();
+        long stored = log == null || log.isEmpty() ? 0 : log.get(log.size() - 1).seq();
+        return Math.max(stored, reservations.getOrDefault(conversationId, 0L));
     }
 
     @Override
@@ -44,6 +46,9 @@ public final class InMemoryConversationStore implements ConversationStore {
         }
         for (ApprovalRecord a : batch.approvals()) {
             approvals.put(a.approvalId(), a);
+        }
+        for (StoreBatch.Reservation r : batch.reservations()) {
+            reservations.put(r.conversationId(), r.upTo());
         }
     }
 

@@ -85,12 +85,12 @@ class ConversationHubTest {
     }
 
     @Test
-    void eventsGetConsecutiveSeqAndAreStoredBeforeDelivery() throws Exception {
+    void eventsGetConsecutiveSeqWhoseReservationIsStoredBeforeDeliveryAndAreStoredBehind() throws Exception {
         RecordingSubscriber storedCheck = new RecordingSubscriber() {
             @Override
             public boolean deliver(Envelope e) {
-                assertThat(store.events(e.conversationId(), e.seq() - 1, 1)).as("stored before seq " + e.seq())
-                        .extracting(Envelope::seq).containsExactly(e.seq());
+                assertThat(store.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
+                        .isGreaterThanOrEqualTo(e.seq());
                 return super.deliver(e);
             }
         };
@@ -106,6 +106,9 @@ class ConversationHubTest {
                 Event.Kind.MESSAGE_STARTED, Event.Kind.TEXT_DELTA, Event.Kind.MESSAGE_COMPLETED, Event.Kind.RUN_FINISHED);
         assertThat(got).extracting(Envelope::seq).containsExactly(1L, 2L, 3L, 4L, 5L);
         assertThat(got).extracting(Envelope::runId).containsOnly(run.request().runId());
+        hub.close();
+        assertThat(store.events("c1", 0, 100)).as("stored once the hub stopped").isEqualTo(got);
+        assertThat(store.lastSeq("c1")).as("a clean stop gives back the unused reservation").isEqualTo(5);
         assertThat(store.messages("c1")).extracting(InputMessage::role).containsExactly(Role.USER, Role.ASSISTANT);
     }
 
@@ -218,6 +221,7 @@ class ConversationHubTest {
                 new ApprovalRequest("call_1", "generate_inspection_report", "makes a report", args, "asked", RiskLevel.HIGH));
         Envelope requested = person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT).get(1);
         String approvalId = ((Event.ApprovalRequested) requested.event()).approvalId();
+        hub.flushed().get(5, TimeUnit.SECONDS);
         assertThat(store.pendingApprovals("c1")).extracting(ApprovalRecord::approvalId).containsExactly(approvalId);
 
         hub.submit(new Command.DecideApproval(approvalId, true, "fine", null), person);
@@ -229,6 +233,7 @@ class ConversationHubTest {
 
         hub.submit(new Command.DecideApproval(approvalId, false, null, null), person);
         assertThat(person.nextError(WAIT).code()).isEqualTo(ErrorCode.CONFLICT);
+        hub.flushed().get(5, TimeUnit.SECONDS);
         assertThat(store.approval(approvalId)).get().extracting(ApprovalRecord::status)
                 .isEqualTo(ApprovalRecord.Status.APPROVED);
         run.ctx().finish();

@@ -9,16 +9,19 @@ import java.util.Optional;
 /**
  * Durable history: conversations, their messages, the event log and approvals.
  *
- * <p>The hub calls {@link #write} from one thread, with batches in emission order; reads may
- * come from any thread and must see every committed batch. Implementations for several
- * gateway instances share one database.
+ * <p>The hub writes batches in emission order from one thread, and small batches of seq
+ * reservations from the thread that emits; reads may come from any thread and must see every
+ * committed batch. Implementations for several gateway instances share one database.
  */
 public interface ConversationStore extends AutoCloseable {
 
     /** The conversation, if it exists. */
     Optional<ConversationRecord> conversation(String conversationId);
 
-    /** The highest stored {@code seq} of the conversation, or 0. */
+    /**
+     * The highest {@code seq} of the conversation that is stored or reserved (see
+     * {@link StoreBatch.Reservation}), or 0: the next event of the conversation gets a higher one.
+     */
     long lastSeq(String conversationId);
 
     /** Writes a batch in one transaction: all of it or none. */

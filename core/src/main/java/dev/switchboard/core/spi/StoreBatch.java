@@ -8,9 +8,19 @@ import java.util.List;
 
 /**
  * Writes the hub hands the store in one transaction, each list in emission order:
- * new conversations, new messages, new events, and approvals to insert or update.
+ * new conversations, new messages, new events, approvals to insert or update, and the
+ * conversations' seq reservations.
  */
 public final class StoreBatch {
+    /**
+     * The highest {@code seq} of a conversation that may have been shown to a client: the store
+     * remembers it (the newest reservation of the conversation wins, lower or higher), and
+     * {@link ConversationStore#lastSeq} answers at least it, so a restart after a crash never hands
+     * out a seq a client may hold for a lost event again.
+     */
+    public record Reservation(String conversationId, long upTo) {
+    }
+
     /** A message of a conversation, with the run it belongs to (null for none) and when it was stored. */
     public record MessageRow(String conversationId, String runId, InputMessage message, long createdAt) {
     }
@@ -21,6 +31,7 @@ public final class StoreBatch {
     /** What the store prepared for each event (see ConversationStore#prepare), null where nothing. */
     private final List<Object> prepared = new ArrayList<>();
     private final List<ApprovalRecord> approvals = new ArrayList<>();
+    private final List<Reservation> reservations = new ArrayList<>();
 
     public StoreBatch addConversation(ConversationRecord c) {
         conversations.add(c);
@@ -48,6 +59,12 @@ public final class StoreBatch {
         return this;
     }
 
+    /** Records the conversation's seq reservation (see {@link Reservation}). */
+    public StoreBatch reserve(String conversationId, long upTo) {
+        reservations.add(new Reservation(conversationId, upTo));
+        return this;
+    }
+
     public List<ConversationRecord> conversations() {
         return conversations;
     }
@@ -69,8 +86,13 @@ public final class StoreBatch {
         return approvals;
     }
 
+    public List<Reservation> reservations() {
+        return reservations;
+    }
+
     public boolean isEmpty() {
-        return conversations.isEmpty() && messages.isEmpty() && events.isEmpty() && approvals.isEmpty();
+        return conversations.isEmpty() && messages.isEmpty() && events.isEmpty() && approvals.isEmpty()
+                && reservations.isEmpty();
     }
 
     /** Empties the batch for reuse. */
@@ -80,5 +102,6 @@ public final class StoreBatch {
         events.clear();
         prepared.clear();
         approvals.clear();
+        reservations.clear();
     }
 }

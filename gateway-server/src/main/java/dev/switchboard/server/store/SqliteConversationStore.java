@@ -49,7 +49,7 @@ public final class SqliteConversationStore implements ConversationStore {
                     + " AND t.conversation_id = s.conversation_id AND t.run_id = s.run_id)";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 3;
+    public static final int SCHEMA_VERSION = 4;
 
     private static final List<String> SCHEMA = List.of(
             """
@@ -118,6 +118,17 @@ public final class SqliteConversationStore implements ConversationStore {
             "DROP INDEX IF EXISTS events_by_kind",
             "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE " + RUN_BOUNDS);
 
+    /**
+     * Version 4: each conversation's seq reservation, the highest seq that may have been shown to a
+     * client before it was stored (events reach clients before their batch commits).
+     */
+    private static final List<String> SCHEMA_V4 = List.of(
+            """
+            CREATE TABLE IF NOT EXISTS seq_reservations (
+                conversation_id TEXT PRIMARY KEY,
+                reserved        INTEGER NOT NULL
+            ) WITHOUT ROWID""");
+
     private final Path file;
     private final Connection writer;
     private final Connection reader;
@@ -126,6 +137,7 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement insertMessage;
     private final PreparedStatement insertEvent;
     private final PreparedStatement upsertApproval;
+    private final PreparedStatement upsertReservation;
     // A batch's transaction, prepared once: the driver's setAutoCommit/commit pair runs two
     // transactions a batch and parses its SQL each time, which cost more than a small batch's rows.
     private final PreparedStatement begin;
@@ -164,12 +176,16 @@ public final class SqliteConversationStore implements ConversationStore {
                 INSERT OR REPLACE INTO approvals (id, conversation_id, run_id, seq, request, status, feedback,
                                                   decided_by, decided_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
+        upsertReservation = writer.prepareStatement(
+                "INSERT OR REPLACE INTO seq_reservations (conversation_id, reserved) VALUES (?, ?)");
         begin = writer.prepareStatement("BEGIN IMMEDIATE");
         commit = writer.prepareStatement("COMMIT");
         rollback = writer.prepareStatement("ROLLBACK");
 
         selectConversation = reader.prepareStatement("SELECT owner, created_at FROM conversations WHERE id = ?");
-        selectLastSeq = reader.prepareStatement("SELECT MAX(seq) FROM events WHERE conversation_id = ?");
+        selectLastSeq = reader.prepareStatement("""
+                SELECT MAX(COALESCE((SELECT MAX(seq) FROM events WHERE conversation_id = ?1), 0),
+                           COALESCE((SELECT reserved FROM seq_reservations WHERE conversation_id = ?1), 0))""");
         selectEvents = reader.prepareStatement("""
                 SELECT seq, run_id, ts, payload FROM events
                 WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?""");
@@ -274,6 +290,11 @@ public final class SqliteConversationStore implements ConversationStore {
                 }
                 if (version < 3) {
                     for (String ddl : SCHEMA_V3) {
+                        s.execute(ddl);
+                    }
+                }
+                if (version < 4) {
+                    for (String ddl : SCHEMA_V4) {
                         s.execute(ddl);
                     }
                 }
@@ -401,6 +422,14 @@ public final class SqliteConversationStore implements ConversationStore {
         if (!batch.approvals().isEmpty()) {
             upsertApproval.executeBatch();
         }
+        for (StoreBatch.Reservation r : batch.reservations()) {
+            upsertReservation.setString(1, r.conversationId());
+            upsertReservation.setLong(2, r.upTo());
+            upsertReservation.addBatch();
+        }
+        if (!batch.reservations().isEmpty()) {
+            upsertReservation.executeBatch();
+        }
     }
 
     /** The event's stored JSON, encoded on the emitting thread rather than by the writer. */
@@ -411,7 +440,7 @@ public final class SqliteConversationStore implements ConversationStore {
 
     /** Rolls back and drops rows still queued on any statement, so the next batch starts clean. */
     private void abandon(Exception cause) {
-        for (PreparedStatement s : List.of(insertConversation, insertMessage, insertEvent, upsertApproval)) {
+        for (PreparedStatement s : List.of(insertConversation, insertMessage, insertEvent, upsertApproval, upsertReservation)) {
             try {
                 s.clearBatch();
             } catch (SQLException e) {
@@ -437,6 +466,7 @@ public final class SqliteConversationStore implements ConversationStore {
         batch.messages().forEach(m -> conversations.add(m.conversationId()));
         batch.events().forEach(ev -> conversations.add(ev.conversationId()));
         batch.approvals().forEach(a -> conversations.add(a.conversationId()));
+        batch.reservations().forEach(r -> conversations.add(r.conversationId()));
         return "cannot write a batch for conversations " + conversations + " to " + file + ": " + e.getMessage()
                 + "; the batch was rolled back";
     }
@@ -488,7 +518,6 @@ public final class SqliteConversationStore implements ConversationStore {
             try {
                 selectLastSeq.setString(1, conversationId);
                 try (ResultSet rs = selectLastSeq.executeQuery()) {
-                    // MAX over no rows is NULL, which getLong reads as 0.
                     return rs.next() ? rs.getLong(1) : 0;
                 }
             } catch (SQLException e) {

@@ -14,17 +14,15 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Consumer;
 
 /**
- * The hub's single writer and fan-out thread. Writes queued here are committed to the store
- * in batches, and each write's follow-up (usually: fan the event out) runs only after its
- * batch committed, in queue order. So an event is stored before any subscriber sees it, and
- * subscribers see a conversation's events in {@code seq} order.
- *
- * <p>Actions run on the same thread between batches, after everything queued before them
- * is committed: subscribing a connection and replaying stored events there cannot race with
- * fan-out.
+ * The hub's store writer: one thread that commits queued writes in batches, in queue order.
+ * Whatever is queued while a batch commits goes into the next one, so under load a commit carries
+ * many writes and the store's fixed cost per commit is shared. Each write's follow-up runs after
+ * its batch committed (the hub marks its events durable there), and an action runs after
+ * everything queued before it is committed. Nobody waits for it on the way to a client: events
+ * are fanned out when they are emitted.
  */
-public final class Sequencer {
-    private static final Logger log = LoggerFactory.getLogger(Sequencer.class);
+public final class StoreWriter {
+    private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
     private static final int MAX_BATCH = 512;
 
     private sealed interface Op permits Write, Action, Stop {
@@ -45,9 +43,9 @@ public final class Sequencer {
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
 
-    public Sequencer(ConversationStore store) {
+    public StoreWriter(ConversationStore store) {
         this.store = store;
-        this.thread = new Thread(this::loop, "switchboard-sequencer");
+        this.thread = new Thread(this::loop, "switchboard-store-writer");
         this.thread.setDaemon(true);
         this.thread.start();
     }
@@ -60,11 +58,6 @@ public final class Sequencer {
     /** Queues an action to run after everything queued before it is committed. */
     public void run(Runnable action) {
         queue.add(new Action(action));
-    }
-
-    /** True on the sequencer thread. */
-    public boolean isSequencerThread() {
-        return Thread.currentThread() == thread;
     }
 
     /** Commits everything queued so far and stops the thread. */
@@ -80,7 +73,7 @@ public final class Sequencer {
             try {
                 ops.add(queue.take());
             } catch (InterruptedException e) {
-                log.warn("sequencer interrupted; committing what is queued and stopping");
+                log.warn("store writer interrupted; committing what is queued and stopping");
                 queue.drainTo(ops);
                 ops.removeIf(op -> !(op instanceof Write));
             }
@@ -113,7 +106,7 @@ public final class Sequencer {
             try {
                 store.write(batch);
             } catch (RuntimeException e) {
-                // Fan-out still happens: live clients keep their run, the log says what history lost.
+                // The events were delivered already: live clients keep their run, the log says what history lost.
                 log.error("store write of {} failed; delivered but not stored",
                         Plural.of(batch.events().size(), "event"), e);
             }
@@ -129,7 +122,7 @@ public final class Sequencer {
         try {
             r.run();
         } catch (RuntimeException e) {
-            log.error("sequencer task failed", e);
+            log.error("store writer task failed", e);
         }
     }
 }
