@@ -1293,6 +1293,7 @@ public final class ConversationHub implements AutoCloseable {
                 default -> {
                 }
             }
+            writer.awaitRoom();
             synchronized (conversation) {
                 if (!ended) {
                     emitLocked(this, event, null);

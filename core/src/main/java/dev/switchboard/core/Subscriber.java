@@ -4,9 +4,10 @@ package dev.switchboard.core;
  * A live connection of some dialect, as the hub sees it: it receives the events of the
  * conversations it belongs to and the errors answered to its own commands.
  *
- * <p>{@link #deliver} is called from the hub's fan-out thread and must not block: a
- * subscriber queues the event for its own thread and answers {@code false} when its bounded
- * queue is full, after which the hub drops it and calls {@link #overflowed()}.
+ * <p>{@link #deliver} is called on the thread that emits the event, under its conversation's
+ * lock, and must not block: a subscriber queues the event for its own thread and answers
+ * {@code false} when its bounded queue is full, after which the hub drops it and calls
+ * {@link #overflowed()}.
  */
 public interface Subscriber {
 

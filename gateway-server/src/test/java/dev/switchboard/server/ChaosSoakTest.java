@@ -216,6 +216,11 @@ class ChaosSoakTest {
             plan.fail(who + " was shown no event");
             return;
         }
+        for (long cursor : c.resyncedFrom) {
+            if (bySeq.containsKey(cursor)) {
+                plan.fail(who + " was sent the whole conversation again for cursor " + cursor + ", which is stored");
+            }
+        }
         for (long seq : c.seqs) {
             if (!bySeq.containsKey(seq)) {
                 plan.fail(who + " was shown seq " + seq + ", which is not stored");
@@ -243,7 +248,7 @@ class ChaosSoakTest {
     }
 
     /**
-     * Every conversation's log is gapless, and every stored run whole: it starts, ends once, each
+     * Every conversation's log is gapless but for the kill's one gap, and every stored run whole: it starts, ends once, each
      * message's deltas add up to its text and that text is one the demo writes; a run that did
      * not finish failed as asked ({@code crash}) or by the kill. Returns the store's figures.
      */
@@ -254,17 +259,23 @@ class ChaosSoakTest {
         long finished = 0;
         long failedAsAsked = 0;
         long failedByKill = 0;
+        long conversationsWithAGap = 0;
         for (SoakClient c : clients) {
             List<Envelope> log = store.events(c.conversation, 0, Integer.MAX_VALUE);
             events += log.size();
             Map<String, List<Envelope>> runs = new LinkedHashMap<>();
+            int gaps = 0;
             for (int i = 0; i < log.size(); i++) {
                 Envelope e = log.get(i);
-                if (e.seq() != i + 1) {
-                    plan.fail(c.conversation + ": stored seq " + e.seq() + " at position " + (i + 1));
+                long expected = i == 0 ? 1 : log.get(i - 1).seq() + 1;
+                // One gap at most: the kill's, where the events the store had not got yet were lost
+                // and the restarted gateway went on after the conversation's reservation.
+                if (e.seq() != expected && (e.seq() < expected || ++gaps > 1)) {
+                    plan.fail(c.conversation + ": stored seq " + e.seq() + " after " + (expected - 1));
                 }
                 runs.computeIfAbsent(e.runId(), k -> new ArrayList<>()).add(e);
             }
+            conversationsWithAGap += gaps;
             for (Map.Entry<String, List<Envelope>> run : runs.entrySet()) {
                 String where = c.conversation + " run " + run.getKey();
                 List<Envelope> events1 = run.getValue();
@@ -317,6 +328,7 @@ class ChaosSoakTest {
         figures.put("runs finished", finished);
         figures.put("runs failed as asked", failedAsAsked);
         figures.put("runs failed by the kill", failedByKill);
+        figures.put("conversations with the kill's seq gap", conversationsWithAGap);
         if (failedByKill > plan.clients) {
             plan.fail(failedByKill + " runs failed by the kill, more than the clients that had one running");
         }

@@ -14,6 +14,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +24,12 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** kill -9 in the middle of runs and with an A2H call waiting, then a restart on the same data directory. */
+/**
+ * kill -9 in the middle of runs and with an A2H call waiting, then a restart on the same data
+ * directory. Events reach clients before they are stored; what a client may hold of a crash's lost
+ * events is answered by the README's rule: the next seqs come after every one it may hold, and a
+ * cursor that names a lost event gets the whole conversation again.
+ */
 class CrashRecoveryTest {
     @TempDir
     Path dir;
@@ -37,13 +45,14 @@ class CrashRecoveryTest {
     }
 
     @Test
-    void afterKillNineEverythingSeenIsStoredTheRunIsFailedAndApprovalsStayAnswerable() throws Exception {
+    void afterKillNineTheRunIsFailedAfterEverySeqSeenAndApprovalsStayAnswerable() throws Exception {
         Path data = dir.resolve("data");
         java.nio.file.Files.createDirectories(data);
         ChildGateway child = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
                 "--demo-delay-ms", "50");
         int port = child.port;
         List<String> seen = new ArrayList<>();
+        long seenSeq = 0;
         String approvalId;
         // An agent's A2H call, waiting for a person when the gateway dies.
         assertThat(a2h(port, "/function_calls", A2hServerTest.functionCall("crash-call", "send_email", null))
@@ -58,6 +67,7 @@ class CrashRecoveryTest {
                 if (f.path("type").asText().equals("assistant_message_chunk")) {
                     seen.add(f.path("content").asText());
                 }
+                seenSeq = Math.max(seenSeq, f.path("seq").asLong());
             }
             child.kill();
         } finally {
@@ -68,9 +78,13 @@ class CrashRecoveryTest {
             List<Envelope> log = g.server.hub().store().events("crash-a", 0, 10_000);
             List<String> stored = log.stream().filter(e -> e.event() instanceof Event.TextDelta)
                     .map(e -> ((Event.TextDelta) e.event()).delta()).toList();
-            assertThat(stored).as("every chunk a client saw was stored first").containsAll(seen);
+            assertThat(seen.subList(0, Math.min(seen.size(), stored.size())))
+                    .as("what is stored is what the client saw, in order").isEqualTo(stored.subList(0,
+                            Math.min(seen.size(), stored.size())));
             for (int i = 0; i < log.size(); i++) {
-                assertThat(log.get(i).seq()).isEqualTo(i + 1);
+                if (!(log.get(i).event() instanceof Event.RunFailed)) {
+                    assertThat(log.get(i).seq()).as("stored events before the crash are consecutive").isEqualTo(i + 1);
+                }
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (!(g.server.hub().store().events("crash-a", 0, 10_000).get(
@@ -82,6 +96,8 @@ class CrashRecoveryTest {
             Event.RunFailed failed = (Event.RunFailed) after.get(after.size() - 1).event();
             assertThat(failed.code()).isEqualTo(ErrorCode.UNAVAILABLE);
             assertThat(after.get(after.size() - 1).runId()).isEqualTo(log.get(0).runId());
+            assertThat(after.get(after.size() - 1).seq()).as("no seq a client may hold is handed out again")
+                    .isGreaterThan(seenSeq);
 
             assertThat(g.server.hub().store().approval(approvalId)).get().extracting(ApprovalRecord::status)
                     .isEqualTo(ApprovalRecord.Status.PENDING);
@@ -101,6 +117,87 @@ class CrashRecoveryTest {
             JsonNode call = Json.MAPPER.readTree(a2h(g.port(), "/function_calls/crash-call", null).body());
             assertThat(call.at("/status/approved").asBoolean()).isTrue();
             assertThat(call.at("/status/comment").asText()).isEqualTo("after the crash");
+        }
+    }
+
+    /**
+     * The case the seq reservation is for: the client saw events the store never got (a test
+     * connection holds SQLite's write lock, so the gateway's store writer waits while the run streams
+     * on), then kill -9. After the restart, the client's cursor names a lost event: it gets the
+     * whole conversation from its first event, ending with the run's failure, whose seq comes after
+     * every one it saw. A cursor at the last stored event gets exactly what follows.
+     */
+    @Test
+    void aCursorThatOutranTheStoreBeforeKillNineGetsTheWholeConversationAgain() throws Exception {
+        Path data = dir.resolve("data");
+        java.nio.file.Files.createDirectories(data);
+        ChildGateway child = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
+                "--demo-delay-ms", "50");
+        String conversation = "crash-lost";
+        long seenSeq = 0;
+        List<String> seen = new ArrayList<>();
+        try (WsClient c = WsClient.connect(child.port, "/hai/ws");
+             Connection hold = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("switchboard.db"));
+             Statement s = hold.createStatement()) {
+            s.execute("PRAGMA busy_timeout = 5000");
+            c.ask(conversation, "slow please");
+            List<JsonNode> frames = new ArrayList<>(c.until(f -> f.path("content").asText().startsWith("chunk 2 ")));
+            s.execute("BEGIN IMMEDIATE");
+            // Chunks from here on reach the client while the store writer waits for the lock.
+            frames.addAll(c.until(f -> f.path("content").asText().startsWith("chunk 8 ")));
+            child.kill();
+            s.execute("ROLLBACK");
+            for (JsonNode f : frames) {
+                seenSeq = Math.max(seenSeq, f.path("seq").asLong());
+                if (f.path("type").asText().equals("assistant_message_chunk")) {
+                    seen.add(f.path("content").asText());
+                }
+            }
+        } finally {
+            child.process.destroyForcibly();
+        }
+
+        try (TestGateway g = TestGateway.start(data)) {
+            List<Envelope> log = awaitRunFailed(g, conversation);
+            Envelope failed = log.get(log.size() - 1);
+            long lastStored = log.get(log.size() - 2).seq();
+            assertThat(lastStored).as("the client saw events the store lost").isLessThan(seenSeq);
+            List<String> stored = log.stream().filter(e -> e.event() instanceof Event.TextDelta)
+                    .map(e -> ((Event.TextDelta) e.event()).delta()).toList();
+            assertThat(stored.size()).as("chunks seen and lost").isLessThan(seen.size());
+            assertThat(seen.subList(0, stored.size())).as("the store holds what was seen, in order").isEqualTo(stored);
+            assertThat(failed.seq()).as("no seq a client may hold is handed out again").isGreaterThan(seenSeq);
+
+            try (WsClient back = g.connect("/hai/ws?session_id=" + conversation + "&last_seq=" + seenSeq)) {
+                long failedSeq = failed.seq();
+                List<JsonNode> again = back.until(f -> f.path("seq").asLong() == failedSeq);
+                List<Long> seqs = again.stream().filter(f -> f.has("seq")).map(f -> f.path("seq").asLong()).toList();
+                assertThat(seqs.get(0)).as("from the conversation's first event").isLessThanOrEqualTo(2);
+                assertThat(seqs).as("in order").isSorted();
+                assertThat(seqs).as("only events the store has").allMatch(q -> log.stream().anyMatch(e -> e.seq() == q));
+                assertThat(again.stream().filter(f -> f.path("type").asText().equals("assistant_message_chunk"))
+                        .map(f -> f.path("content").asText())).as("every stored chunk, once")
+                        .containsExactlyElementsOf(log.stream().filter(e -> e.event() instanceof Event.TextDelta)
+                                .map(e -> ((Event.TextDelta) e.event()).delta()).toList());
+            }
+            try (WsClient back = g.connect("/hai/ws?session_id=" + conversation + "&last_seq=" + lastStored)) {
+                JsonNode next = back.until(f -> f.has("seq")).stream().filter(f -> f.has("seq")).findFirst().orElseThrow();
+                assertThat(next.path("seq").asLong()).as("a stored cursor goes on at the run's failure")
+                        .isEqualTo(failed.seq());
+            }
+        }
+    }
+
+    /** The conversation's stored events once crash recovery has stored the interrupted run's failure. */
+    private static List<Envelope> awaitRunFailed(TestGateway g, String conversation) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (true) {
+            List<Envelope> log = g.server.hub().store().events(conversation, 0, 10_000);
+            if (!log.isEmpty() && log.get(log.size() - 1).event() instanceof Event.RunFailed) {
+                return log;
+            }
+            assertThat(System.nanoTime()).as("the interrupted run is marked failed").isLessThan(deadline);
+            Thread.sleep(20);
         }
     }
 }

@@ -29,6 +29,8 @@ abstract class SoakClient implements Runnable {
     final Map<Long, String> texts = new HashMap<>();
     /** The highest seq shown: the resume cursor. */
     long cursor;
+    /** Cursors the gateway answered with the whole conversation (each must name no stored event). */
+    final List<Long> resyncedFrom = new ArrayList<>();
     /** The prompt of the run being asked. */
     String prompt = "";
     /** The kill took one of this client's connections: a run may have been left waiting for approval. */
@@ -136,10 +138,22 @@ abstract class SoakClient implements Runnable {
         resumedFrom = cursor;
     }
 
-    /** One stored event's frame: in order, and never twice. */
+    /**
+     * One stored event's frame: in order, and never twice. The first frame after a resume may go
+     * back to the conversation's start only after the kill (the cursor named an event the store
+     * lost, README "Crash recovery"): the client then rebuilds its view from that frame on.
+     */
     final void record(long seq, JsonNode frame) {
         plan.framesReceived.incrementAndGet();
         String text = dialect.deltaText(frame);
+        if (resumedFrom > 0 && seq <= resumedFrom && plan.wasKilled()) {
+            trace("resync from " + seq + " after cursor " + resumedFrom);
+            plan.resyncs.incrementAndGet();
+            resyncedFrom.add(resumedFrom);
+            seqs.clear();
+            texts.clear();
+            cursor = 0;
+        }
         if (seq < cursor) {
             fail("seq " + seq + " after " + cursor + ": out of order; " + traced());
         } else if (seq == cursor && resumedFrom == cursor) {

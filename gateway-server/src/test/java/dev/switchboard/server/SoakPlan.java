@@ -46,6 +46,8 @@ final class SoakPlan {
     final AtomicLong runsEnded = new AtomicLong();
     final AtomicLong plannedDisconnects = new AtomicLong();
     final AtomicLong resumes = new AtomicLong();
+    /** Resumes from a cursor the kill lost, answered with the whole conversation again. */
+    final AtomicLong resyncs = new AtomicLong();
     final AtomicLong crashDrops = new AtomicLong();
     final AtomicLong slowCutoffs = new AtomicLong();
     final AtomicLong streamsEnded = new AtomicLong();
@@ -88,6 +90,11 @@ final class SoakPlan {
         return System.nanoTime() < stopStartingNanos;
     }
 
+    /** Whether the gateway was killed: from then on a cursor may name an event the store lost. */
+    boolean wasKilled() {
+        return crashWindow.get()[0] != Long.MAX_VALUE;
+    }
+
     void killed() {
         crashWindow.set(new long[] {System.nanoTime(), Long.MAX_VALUE});
     }
@@ -114,6 +121,7 @@ final class SoakPlan {
                 "runs ended (seen)       " + runsEnded.get(),
                 "planned disconnects     " + plannedDisconnects.get(),
                 "resumes with a cursor   " + resumes.get(),
+                "full resyncs (lost cursor) " + resyncs.get(),
                 "clients hit by the kill " + crashDrops.get(),
                 "readers cut off         " + slowCutoffs.get() + " WebSockets and slow readers, " + streamsEnded.get()
                         + " SSE streams (the outbound bound; they resumed)",

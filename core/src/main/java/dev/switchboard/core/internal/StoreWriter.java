@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -24,6 +25,8 @@ import java.util.function.Consumer;
 public final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
     private static final int MAX_BATCH = 512;
+    /** Writes queued past which {@link #awaitRoom} holds emitters back until the store catches up. */
+    static final int MAX_QUEUED = 1 << 16;
 
     private sealed interface Op permits Write, Action, Stop {
     }
@@ -53,6 +56,18 @@ public final class StoreWriter {
     /** Queues a write; {@code afterCommit} (may be null) runs once it is stored. */
     public void write(Consumer<StoreBatch> fill, Runnable afterCommit) {
         queue.add(new Write(fill, afterCommit));
+    }
+
+    /**
+     * Waits while the store is more than {@link #MAX_QUEUED} writes behind, so a runtime that
+     * emits faster than the store can write for long is slowed to the store's pace instead of
+     * growing the queue (and every conversation's tail) without bound. Call it holding no lock the
+     * writer's follow-ups take.
+     */
+    public void awaitRoom() {
+        while (queue.size() >= MAX_QUEUED && thread.isAlive()) {
+            LockSupport.parkNanos(100_000);
+        }
     }
 
     /** Queues an action to run after everything queued before it is committed. */

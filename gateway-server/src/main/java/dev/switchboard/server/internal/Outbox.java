@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * One connection's bounded queue of events from the hub. {@link #offer} is called from the
- * hub's fan-out thread and never blocks; the queue is drained on the connection's event loop
+ * One connection's bounded queue of events from the hub. {@link #offer} is called on the
+ * thread that emits the event and never blocks; the queue is drained on the connection's event loop
  * while the channel is writable (Netty's write-buffer watermarks bound what is written but not
  * yet sent). A client that stops reading leaves events here; past the byte bound (estimated
  * from each event's size) or the event bound, {@link #offer} answers false, the hub drops the

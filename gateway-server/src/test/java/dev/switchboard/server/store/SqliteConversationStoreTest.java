@@ -132,6 +132,21 @@ class SqliteConversationStoreTest {
     }
 
     @Test
+    void aReservationRaisesLastSeqUntilItIsGivenBackAndSurvivesAReopen() {
+        store.write(conversation(CONV).addEvent(delta(CONV, 1)).addEvent(delta(CONV, 2)));
+        store.write(new StoreBatch().reserve(CONV, 65_538).reserve("not-yet-created", 7));
+        assertThat(store.lastSeq(CONV)).isEqualTo(65_538);
+        assertThat(store.lastSeq("not-yet-created")).isEqualTo(7);
+        store.close();
+        store = SqliteConversationStore.open(dir);
+        assertThat(store.lastSeq(CONV)).as("after a reopen, as after a crash").isEqualTo(65_538);
+        store.write(new StoreBatch().reserve(CONV, 2));
+        assertThat(store.lastSeq(CONV)).as("given back, down to what is stored").isEqualTo(2);
+        store.write(new StoreBatch().reserve(CONV, 0));
+        assertThat(store.lastSeq(CONV)).as("never below what is stored").isEqualTo(2);
+    }
+
+    @Test
     void messagesWithToolCallsComeBackOldestFirst() {
         InputMessage user = InputMessage.text("m1", Role.USER, "what is the weather in Oslo and Bergen?");
         InputMessage assistant = new InputMessage("m2", Role.ASSISTANT, "", List.of(
