@@ -56,8 +56,8 @@ import java.util.function.LongSupplier;
  * reservation reaches anyone, the hub stores a new reservation ({@link StoreBatch.Reservation}), so
  * after a {@code kill -9} the conversation's next {@code seq} comes after every one a client may
  * hold, and the events lost with the crash leave a gap. A cursor that names no event (one in the
- * gap) is answered with the whole conversation again, from its first event: a full resync, never a
- * silent skip.
+ * gap) is answered with everything from the start of the last run stored before it: a resync the
+ * client can splice in by {@code seq}, never a silent skip.
  */
 public final class ConversationHub implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
@@ -273,7 +273,9 @@ public final class ConversationHub implements AutoCloseable {
      * after it. Without one it gets the active run from its start (so a display that joins mid-run
      * is whole) and, if it can answer them, the approvals still pending that the run's replay did
      * not show. A cursor that names no event of the conversation (it was lost in a crash, or never
-     * was) gets the whole conversation from its first event.
+     * was) gets everything from the start of the last run stored before it (from the first event
+     * when there is none): everything the client holds before that start is stored as it saw it, so
+     * it drops what it holds from there on and takes what follows.
      *
      * <p>What is stored is read outside the conversation's lock, page by page, until what is left
      * is in the tail; the rest, and the join, happen under the lock, so nothing emitted meanwhile
@@ -307,10 +309,10 @@ public final class ConversationHub implements AutoCloseable {
             if (exists(c, afterSeq)) {
                 prime(c, s, afterSeq);
             } else {
+                from = Math.max(0, lastRunStart(c, Math.min(afterSeq, lastSeq)) - 1);
                 log.info("cursor {} of conversation {} names no event (lost in a crash, or never sent);"
-                        + " resending the conversation from its first event", afterSeq, c.id);
-                from = 0;
-                cursorGiven = 0;
+                        + " resending from seq {}", afterSeq, c.id, from + 1);
+                cursorGiven = from;
             }
         }
         long cursor = from;

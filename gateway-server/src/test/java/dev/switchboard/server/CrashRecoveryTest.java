@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * kill -9 in the middle of runs and with an A2H call waiting, then a restart on the same data
  * directory. Events reach clients before they are stored; what a client may hold of a crash's lost
  * events is answered by the README's rule: the next seqs come after every one it may hold, and a
- * cursor that names a lost event gets the whole conversation again.
+ * cursor that names a lost event gets everything again from the start of the last run stored before it.
  */
 class CrashRecoveryTest {
     @TempDir
@@ -123,9 +123,10 @@ class CrashRecoveryTest {
     /**
      * The case the seq reservation is for: the client saw events the store never got (a test
      * connection holds SQLite's write lock, so the gateway's store writer waits while the run streams
-     * on), then kill -9. After the restart, the client's cursor names a lost event: it gets the
-     * whole conversation from its first event, ending with the run's failure, whose seq comes after
-     * every one it saw. A cursor at the last stored event gets exactly what follows.
+     * on), then kill -9. After the restart, the client's cursor names a lost event: it gets
+     * everything from the start of the interrupted run (not the finished run before it), ending with
+     * the run's failure, whose seq comes after every one it saw. A cursor at the last stored event
+     * gets exactly what follows.
      */
     @Test
     void aCursorThatOutranTheStoreBeforeKillNineGetsTheWholeConversationAgain() throws Exception {
@@ -140,6 +141,7 @@ class CrashRecoveryTest {
              Connection hold = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("switchboard.db"));
              Statement s = hold.createStatement()) {
             s.execute("PRAGMA busy_timeout = 5000");
+            c.ask(conversation, "hello").untilCompleted();
             c.ask(conversation, "slow please");
             List<JsonNode> frames = new ArrayList<>(c.until(f -> f.path("content").asText().startsWith("chunk 2 ")));
             s.execute("BEGIN IMMEDIATE");
@@ -162,8 +164,8 @@ class CrashRecoveryTest {
             Envelope failed = log.get(log.size() - 1);
             long lastStored = log.get(log.size() - 2).seq();
             assertThat(lastStored).as("the client saw events the store lost").isLessThan(seenSeq);
-            List<String> stored = log.stream().filter(e -> e.event() instanceof Event.TextDelta)
-                    .map(e -> ((Event.TextDelta) e.event()).delta()).toList();
+            List<String> stored = log.stream().filter(e -> e.event() instanceof Event.TextDelta
+                    && e.runId().equals(failed.runId())).map(e -> ((Event.TextDelta) e.event()).delta()).toList();
             assertThat(stored.size()).as("chunks seen and lost").isLessThan(seen.size());
             assertThat(seen.subList(0, stored.size())).as("the store holds what was seen, in order").isEqualTo(stored);
             assertThat(failed.seq()).as("no seq a client may hold is handed out again").isGreaterThan(seenSeq);
@@ -172,13 +174,16 @@ class CrashRecoveryTest {
                 long failedSeq = failed.seq();
                 List<JsonNode> again = back.until(f -> f.path("seq").asLong() == failedSeq);
                 List<Long> seqs = again.stream().filter(f -> f.has("seq")).map(f -> f.path("seq").asLong()).toList();
-                assertThat(seqs.get(0)).as("from the conversation's first event").isLessThanOrEqualTo(2);
+                long runStart = log.stream().filter(e -> e.event() instanceof Event.RunStarted
+                        && e.runId().equals(failed.runId())).findFirst().orElseThrow().seq();
+                assertThat(runStart).as("a run came before").isGreaterThan(1);
+                assertThat(seqs.get(0)).as("from the interrupted run's start").isBetween(runStart, runStart + 1);
                 assertThat(seqs).as("in order").isSorted();
                 assertThat(seqs).as("only events the store has").allMatch(q -> log.stream().anyMatch(e -> e.seq() == q));
                 assertThat(again.stream().filter(f -> f.path("type").asText().equals("assistant_message_chunk"))
-                        .map(f -> f.path("content").asText())).as("every stored chunk, once")
-                        .containsExactlyElementsOf(log.stream().filter(e -> e.event() instanceof Event.TextDelta)
-                                .map(e -> ((Event.TextDelta) e.event()).delta()).toList());
+                        .map(f -> f.path("content").asText())).as("every stored chunk of the run, once")
+                        .containsExactlyElementsOf(log.stream().filter(e -> e.event() instanceof Event.TextDelta
+                                && e.seq() > runStart).map(e -> ((Event.TextDelta) e.event()).delta()).toList());
             }
             try (WsClient back = g.connect("/hai/ws?session_id=" + conversation + "&last_seq=" + lastStored)) {
                 JsonNode next = back.until(f -> f.has("seq")).stream().filter(f -> f.has("seq")).findFirst().orElseThrow();

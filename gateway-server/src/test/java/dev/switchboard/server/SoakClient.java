@@ -140,19 +140,21 @@ abstract class SoakClient implements Runnable {
 
     /**
      * One stored event's frame: in order, and never twice. The first frame after a resume may go
-     * back to the conversation's start only after the kill (the cursor named an event the store
-     * lost, README "Crash recovery"): the client then rebuilds its view from that frame on.
+     * back only after the kill (the cursor named an event the store lost, README "Crash
+     * recovery"), to the start of a run: the client drops what it holds from there on.
      */
     final void record(long seq, JsonNode frame) {
         plan.framesReceived.incrementAndGet();
         String text = dialect.deltaText(frame);
-        if (resumedFrom > 0 && seq <= resumedFrom && plan.wasKilled()) {
+        if (resumedFrom > 0 && seq < resumedFrom && plan.wasKilled()) {
             trace("resync from " + seq + " after cursor " + resumedFrom);
             plan.resyncs.incrementAndGet();
             resyncedFrom.add(resumedFrom);
-            seqs.clear();
-            texts.clear();
-            cursor = 0;
+            // Like a person whose screen starts over: what it asked may be answered or still running.
+            outlivedKill = true;
+            seqs.removeIf(s -> s >= seq);
+            texts.keySet().removeIf(s -> s >= seq);
+            cursor = seqs.isEmpty() ? 0 : seqs.get(seqs.size() - 1);
         }
         if (seq < cursor) {
             fail("seq " + seq + " after " + cursor + ": out of order; " + traced());
@@ -242,7 +244,7 @@ abstract class SoakClient implements Runnable {
         } else if (loss == Loss.UNEXPLAINED && !dialect.webSocket) {
             plan.streamsEnded.incrementAndGet();
         } else {
-            fail("connection lost in state " + state + " (not the kill's, not a cut-off): " + how);
+            fail("connection lost in state " + state + " (not the kill's, not a cut-off): " + how + "; " + traced());
         }
     }
 
