@@ -316,6 +316,7 @@ public final class ConversationHub implements AutoCloseable {
             }
         }
         long cursor = from;
+        boolean sent = false;
         while (true) {
             long tailFirst;
             synchronized (c) {
@@ -324,7 +325,7 @@ public final class ConversationHub implements AutoCloseable {
                 }
                 tailFirst = c.tail.isEmpty() ? c.lastSeq + 1 : c.tail.peekFirst().seq();
                 if (from < 0 || cursor + 1 >= tailFirst) {
-                    join(c, s, from, cursor, cursorGiven, catchUp);
+                    join(c, s, from, cursor, cursorGiven, catchUp, sent);
                     return;
                 }
             }
@@ -336,6 +337,7 @@ public final class ConversationHub implements AutoCloseable {
                     return;
                 }
                 cursor = e.seq();
+                sent = true;
             }
             if (page.isEmpty()) {
                 // Nothing stored after the cursor below the tail: a gap a crash left.
@@ -348,7 +350,8 @@ public final class ConversationHub implements AutoCloseable {
      * The end of a join, under the conversation's lock: the tail after {@code cursor} (unless the
      * join is live, {@code from < 0}), the pending approvals a catch-up shows, and membership.
      */
-    private void join(Conversation c, Subscriber s, long from, long cursor, long cursorGiven, boolean catchUp) {
+    private void join(Conversation c, Subscriber s, long from, long cursor, long cursorGiven, boolean catchUp,
+                      boolean sent) {
         if (from >= 0) {
             for (Envelope e : c.tail) {
                 if (e.seq() > cursor) {
@@ -357,10 +360,11 @@ public final class ConversationHub implements AutoCloseable {
                         return;
                     }
                     cursor = e.seq();
+                    sent = true;
                 }
             }
         }
-        if (cursorGiven >= 0 && cursor == cursorGiven && c.active == null) {
+        if (cursorGiven >= 0 && !sent && c.active == null) {
             // Nothing after the cursor, and nothing to come.
             s.caughtUp();
         }
@@ -1252,6 +1256,8 @@ public final class ConversationHub implements AutoCloseable {
         final List<Pending> waiting = new ArrayList<>(1);
         RunHandle handle;
         boolean ended;
+        /** The hub is stopping the run: the runtime is told first, and nothing it emits or ends counts now. */
+        boolean stopping;
         /** The seq of the run's RunStarted; 0 until it is emitted. */
         long startSeq;
 
@@ -1280,7 +1286,7 @@ public final class ConversationHub implements AutoCloseable {
             boolean cancelNow;
             synchronized (conversation) {
                 handle = h;
-                cancelNow = ended;
+                cancelNow = ended || stopping;
             }
             if (cancelNow && h != null) {
                 h.cancel();
@@ -1297,7 +1303,7 @@ public final class ConversationHub implements AutoCloseable {
             }
             writer.awaitRoom();
             synchronized (conversation) {
-                if (!ended) {
+                if (!ended && !stopping) {
                     emitLocked(this, event, null);
                 }
             }
@@ -1307,7 +1313,7 @@ public final class ConversationHub implements AutoCloseable {
         public CompletionStage<ApprovalDecision> requestApproval(ApprovalRequest r) {
             Pending p;
             synchronized (conversation) {
-                if (ended) {
+                if (ended || stopping) {
                     return CompletableFuture.failedFuture(new CancellationException("the run has ended"));
                 }
                 Event.ApprovalRequested event = new Event.ApprovalRequested(Ids.next("appr"), r.toolCallId(),
@@ -1345,14 +1351,14 @@ public final class ConversationHub implements AutoCloseable {
 
         @Override
         public void finish() {
-            end(new Event.RunFinished());
+            end(new Event.RunFinished(), false);
         }
 
         /** A failure the runtime reports (its agent's, its upstream's, or its own): the operator hears of it. */
         @Override
         public void fail(ErrorCode code, String message) {
             Event.RunFailed failed = new Event.RunFailed(code, message);
-            if (end(failed)) {
+            if (end(failed, false)) {
                 log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
                         code.wireCode(), failed.message());
             }
@@ -1376,14 +1382,15 @@ public final class ConversationHub implements AutoCloseable {
         private void cancelIf(BooleanSupplier condition, ErrorCode code, String message) {
             RunHandle h;
             synchronized (conversation) {
-                if (ended || !condition.getAsBoolean()) {
+                if (ended || stopping || !condition.getAsBoolean()) {
                     return;
                 }
+                stopping = true;
                 h = handle;
-                end(new Event.RunFailed(code, message));
             }
             log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id, code.wireCode(),
                     message);
+            // The runtime hears of it before anyone sees the run end (outside the lock: it may take a while).
             if (h != null) {
                 try {
                     h.cancel();
@@ -1391,12 +1398,16 @@ public final class ConversationHub implements AutoCloseable {
                     log.warn("runtime {} failed to cancel run {}", runtime.id(), request.runId(), e);
                 }
             }
+            end(new Event.RunFailed(code, message), true);
         }
 
-        /** Ends the run with its terminal event; false if it had ended already. */
-        private boolean end(Event terminal) {
+        /**
+         * Ends the run with its terminal event; false if it had ended already, or if the runtime
+         * ends it ({@code byHub} false) while the hub is stopping it.
+         */
+        private boolean end(Event terminal, boolean byHub) {
             synchronized (conversation) {
-                if (ended) {
+                if (ended || stopping && !byHub) {
                     return false;
                 }
                 ended = true;
@@ -1428,7 +1439,7 @@ public final class ConversationHub implements AutoCloseable {
         @Override
         public boolean isDone() {
             synchronized (conversation) {
-                return ended;
+                return ended || stopping;
             }
         }
 

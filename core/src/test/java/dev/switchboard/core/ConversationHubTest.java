@@ -363,6 +363,7 @@ class ConversationHubTest {
         RecordingSubscriber back = new RecordingSubscriber();
         hub.submit(new Command.Subscribe("c1", 0, false), back);
         assertThat(back.until(Event::terminal, WAIT)).hasSize(5);
+        hub.flushed().get(5, TimeUnit.SECONDS);
         assertThat(store.messages("c1")).extracting(InputMessage::content).containsExactly("hi", "done");
     }
 
@@ -477,6 +478,7 @@ class ConversationHubTest {
         continued.ctx().finish();
         assertThat(back.until(Event::terminal, WAIT)).extracting(e -> e.event().kind())
                 .containsExactly(Event.Kind.RUN_STARTED, Event.Kind.APPROVAL_RESOLVED, Event.Kind.RUN_FINISHED);
+        hub.flushed().get(5, TimeUnit.SECONDS);
         assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.APPROVED);
     }
 
@@ -557,6 +559,7 @@ class ConversationHubTest {
         hub.submit(new Command.DecideApproval(asked.approvalId(), true, "paid", null), person);
         Envelope resolved = person.next(WAIT);
         assertThat(resolved.event()).isEqualTo(new Event.ApprovalResolved(asked.approvalId(), true, "paid", "anonymous"));
+        hub.flushed().get(5, TimeUnit.SECONDS);
         assertThat(store.approval(asked.approvalId())).get().extracting(ApprovalRecord::status)
                 .isEqualTo(ApprovalRecord.Status.APPROVED);
         hub.submit(new Command.DecideApproval(asked.approvalId(), false, null, null), person);

@@ -135,12 +135,17 @@ class CrashRecoveryTest {
         ChildGateway child = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
                 "--demo-delay-ms", "50");
         String conversation = "crash-lost";
+        String idle = "crash-idle";
+        long idleSeq;
         long seenSeq = 0;
         List<String> seen = new ArrayList<>();
         try (WsClient c = WsClient.connect(child.port, "/hai/ws");
              Connection hold = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("switchboard.db"));
              Statement s = hold.createStatement()) {
             s.execute("PRAGMA busy_timeout = 5000");
+            // A conversation whose run ended, all stored, before the kill: its seqs are reserved all the same.
+            idleSeq = c.ask(idle, "hello").untilCompleted().stream().mapToLong(f -> f.path("seq").asLong()).max()
+                    .orElseThrow();
             c.ask(conversation, "hello").untilCompleted();
             c.ask(conversation, "slow please");
             List<JsonNode> frames = new ArrayList<>(c.until(f -> f.path("content").asText().startsWith("chunk 2 ")));
@@ -185,6 +190,12 @@ class CrashRecoveryTest {
                         .containsExactlyElementsOf(log.stream().filter(e -> e.event() instanceof Event.TextDelta
                                 && e.seq() > runStart).map(e -> ((Event.TextDelta) e.event()).delta()).toList());
             }
+            HttpResponse<String> reattach = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + g.port() + "/agui/threads/" + idle + "/events"))
+                    .header("Last-Event-ID", Long.toString(idleSeq)).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(reattach.statusCode()).as("an idle conversation's last cursor: nothing to resume, at once")
+                    .isEqualTo(204);
             try (WsClient back = g.connect("/hai/ws?session_id=" + conversation + "&last_seq=" + lastStored)) {
                 JsonNode next = back.until(f -> f.has("seq")).stream().filter(f -> f.has("seq")).findFirst().orElseThrow();
                 assertThat(next.path("seq").asLong()).as("a stored cursor goes on at the run's failure")
