@@ -32,6 +32,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /** A {@link ConversationStore} in one SQLite file, {@code switchboard.db} in the data directory. */
 public final class SqliteConversationStore implements ConversationStore {
@@ -159,6 +160,12 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement selectDocuments;
 
     private volatile boolean closed;
+    /**
+     * Held by every write, first come first served: the store writer commits batch after batch,
+     * and a small write from another thread (a seq reservation, an A2H document) waits for one
+     * batch at most rather than for as long as the writer keeps winning a monitor.
+     */
+    private final ReentrantLock writing = new ReentrantLock(true);
 
     private SqliteConversationStore(Path file, Connection writer, Connection reader) throws SQLException {
         this.file = file;
@@ -341,12 +348,14 @@ public final class SqliteConversationStore implements ConversationStore {
     }
 
     @Override
-    public synchronized void write(StoreBatch batch) {
+    public void write(StoreBatch batch) {
         requireOpen();
         if (batch.isEmpty()) {
             return;
         }
+        writing.lock();
         try {
+            requireOpen();
             begin.execute();
             try {
                 stage(batch);
@@ -357,6 +366,8 @@ public final class SqliteConversationStore implements ConversationStore {
             }
         } catch (SQLException e) {
             throw new IllegalStateException(describeFailure(batch, e), e);
+        } finally {
+            writing.unlock();
         }
     }
 
@@ -646,9 +657,10 @@ public final class SqliteConversationStore implements ConversationStore {
     }
 
     @Override
-    public synchronized boolean putDocument(String collection, String id, String json, boolean replace) {
-        requireOpen();
+    public boolean putDocument(String collection, String id, String json, boolean replace) {
+        writing.lock();
         try {
+            requireOpen();
             insertDocument.setString(1, collection);
             insertDocument.setString(2, id);
             insertDocument.setString(3, collection);
@@ -666,6 +678,8 @@ public final class SqliteConversationStore implements ConversationStore {
         } catch (SQLException e) {
             throw new IllegalStateException("cannot store document " + collection + "/" + id + " in " + file
                     + ": " + e.getMessage(), e);
+        } finally {
+            writing.unlock();
         }
     }
 
@@ -757,7 +771,8 @@ public final class SqliteConversationStore implements ConversationStore {
 
     @Override
     public void close() {
-        synchronized (this) {
+        writing.lock();
+        try {
             synchronized (reader) {
                 if (closed) {
                     return;
@@ -770,6 +785,8 @@ public final class SqliteConversationStore implements ConversationStore {
                     throw failure;
                 }
             }
+        } finally {
+            writing.unlock();
         }
     }
 }
