@@ -116,6 +116,7 @@ public final class ConversationHub implements AutoCloseable {
         for (Envelope started : store.unfinishedRuns()) {
             Conversation c = load(started.conversationId());
             synchronized (c) {
+                c.newestRunStart = Math.max(c.newestRunStart, started.seq());
                 emitLocked(c, null, started.runId(), new Event.RunFailed(ErrorCode.UNAVAILABLE,
                         "the gateway stopped while this run was active; start it again"), null);
             }
@@ -451,6 +452,11 @@ public final class ConversationHub implements AutoCloseable {
 
     /** The seq of the conversation's last RunStarted at or before {@code lastSeq}, or 0 for none. */
     private long lastRunStart(Conversation c, long lastSeq) {
+        synchronized (c) {
+            if (c.newestRunStart > 0 && c.newestRunStart <= lastSeq) {
+                return c.newestRunStart;
+            }
+        }
         for (long to = lastSeq; to > 0; to -= REPLAY_PAGE) {
             long after = Math.max(0, to - REPLAY_PAGE);
             // Read the whole window: the store answers only up to the tail, the tail the rest.
@@ -1042,6 +1048,9 @@ public final class ConversationHub implements AutoCloseable {
             approval = new ApprovalRecord(c.id, runId, seq, a, ApprovalRecord.Status.PENDING, null, null, null);
             c.open.put(a.approvalId(), approval);
         }
+        if (event.kind() == Event.Kind.RUN_STARTED) {
+            c.newestRunStart = seq;
+        }
         c.tail.addLast(env);
         fanOutLocked(c, env);
         ApprovalRecord pending = approval;
@@ -1211,6 +1220,8 @@ public final class ConversationHub implements AutoCloseable {
         boolean retired;
         /** The highest seq whose reservation is stored: events up to it may be shown before they are. */
         long reserved;
+        /** The seq of the conversation's newest RunStarted, when known (0: read the log). */
+        long newestRunStart;
         /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
         final Set<String> decidedExternally = new HashSet<>(0);
         final List<Subscriber> subscribers = new ArrayList<>(2);

@@ -151,6 +151,10 @@ final class SoakWsClient extends SoakClient {
             } else if (dialect.isConnectionError(frame) && !isBusy(frame)) {
                 plan.provokedErrors.incrementAndGet();
                 return;
+            } else if (dialect.isConnectionError(frame) && outlivedKill) {
+                // The late refusal of the request before: after the kill, a run continued from an
+                // approval may have answered in its place (the client cannot tell the two apart).
+                plan.busyRetries.incrementAndGet();
             } else if (dialect.isConnectionError(frame)) {
                 fail("after the malformed frame " + input + " came " + frame);
                 return;

@@ -2,6 +2,7 @@ package dev.switchboard.server.internal;
 
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.GatewayError;
 import io.netty.channel.ChannelHandlerContext;
 
 import java.util.List;
@@ -25,7 +26,7 @@ final class Outbox {
     /** What an event costs beyond its text: keys, ids and framing of a typical frame. */
     private static final int EVENT_OVERHEAD_BYTES = 160;
 
-    /** Envelopes to send, and {@link Primed} batches. */
+    /** Envelopes to send, {@link Primed} batches and {@link Refusal}s. */
     private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger size = new AtomicInteger();
     private final AtomicLong bytes = new AtomicLong();
@@ -34,6 +35,7 @@ final class Outbox {
     private final long maxBytes;
     private final Consumer<Envelope> encoder;
     private final Consumer<Envelope> primer;
+    private final Consumer<GatewayError> refuser;
     private final Runnable drainTask = this::drain;
     private ChannelHandlerContext ctx;
     private volatile boolean open = true;
@@ -45,14 +47,29 @@ final class Outbox {
      * {@code maxEvents} and {@code maxBytes} bound the events waiting to be written.
      */
     Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder, Consumer<Envelope> primer) {
+        this(maxEvents, maxBytes, encoder, primer, null);
+    }
+
+    /**
+     * With {@code refuser}, errors answered to the connection's commands ({@link #refuse}) are
+     * written (without flushing) in order with the events: a refusal comes before every event
+     * emitted after it.
+     */
+    Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder, Consumer<Envelope> primer,
+           Consumer<GatewayError> refuser) {
         this.maxEvents = maxEvents;
         this.maxBytes = maxBytes;
         this.encoder = encoder;
         this.primer = primer;
+        this.refuser = refuser;
     }
 
     /** Events the client was shown before it resumed (see Subscriber.prime); outside the bounds. */
     private record Primed(List<Envelope> events) {
+    }
+
+    /** An error answered to one of the connection's commands; outside the bounds. */
+    private record Refusal(GatewayError error) {
     }
 
     /** Binds the outbox to its channel; events wait until {@link #resume()}. */
@@ -90,6 +107,14 @@ final class Outbox {
         }
     }
 
+    /** Queues an error for the refuser, in order with the events offered before and after it. */
+    void refuse(GatewayError error) {
+        if (open) {
+            queue.add(new Refusal(error));
+            schedule();
+        }
+    }
+
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
             ctx.executor().execute(drainTask);
@@ -109,6 +134,9 @@ final class Outbox {
                 size.decrementAndGet();
                 bytes.addAndGet(-estimate(e));
                 encoder.accept(e);
+                wrote = true;
+            } else if (item instanceof Refusal r) {
+                refuser.accept(r.error);
                 wrote = true;
             } else {
                 ((Primed) item).events.forEach(primer);

@@ -78,7 +78,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         this.principal = principal;
         this.clientKey = clientKey;
         this.adapter = chosen;
-        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn, this::writeError);
     }
 
     @Override
@@ -173,12 +173,20 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     }
 
     private void sendError(GatewayError error) {
+        writeError(error);
+        ctx.flush();
+    }
+
+    /** Writes an error frame without flushing; on the event loop. */
+    private void writeError(GatewayError error) {
+        if (closed || session == null) {
+            return;
+        }
         try {
             session.encodeError(error, writer);
         } catch (IOException | RuntimeException e) {
             encoderFailed(e);
         }
-        ctx.flush();
     }
 
     private void encoderFailed(Exception e) {
@@ -308,11 +316,8 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
 
     @Override
     public void reject(GatewayError error) {
-        ctx.executor().execute(() -> {
-            if (!closed && session != null) {
-                sendError(error);
-            }
-        });
+        // Through the outbox: a refusal of a command reaches the client before any event emitted after it.
+        outbox.refuse(error);
     }
 
     /** Completes when the channel has closed. */
