@@ -48,6 +48,8 @@ final class SoakPlan {
     final AtomicLong resumes = new AtomicLong();
     /** Resumes from a cursor the kill lost, answered with the whole conversation again. */
     final AtomicLong resyncs = new AtomicLong();
+    /** Events clients were shown before the kill that the store never got: the seqs of the kill's gap. */
+    final AtomicLong lostInTheGap = new AtomicLong();
     final AtomicLong crashDrops = new AtomicLong();
     final AtomicLong slowCutoffs = new AtomicLong();
     final AtomicLong streamsEnded = new AtomicLong();
@@ -121,7 +123,8 @@ final class SoakPlan {
                 "runs ended (seen)       " + runsEnded.get(),
                 "planned disconnects     " + plannedDisconnects.get(),
                 "resumes with a cursor   " + resumes.get(),
-                "full resyncs (lost cursor) " + resyncs.get(),
+                "resyncs (lost cursor)   " + resyncs.get(),
+                "events seen, lost by the kill " + lostInTheGap.get() + " (in the seq gap it left; never resent)",
                 "clients hit by the kill " + crashDrops.get(),
                 "readers cut off         " + slowCutoffs.get() + " WebSockets and slow readers, " + streamsEnded.get()
                         + " SSE streams (the outbound bound; they resumed)",

@@ -45,6 +45,7 @@ public final class StoreWriter {
     private final Thread thread;
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
+    private volatile boolean stopped;
 
     public StoreWriter(ConversationStore store) {
         this.store = store;
@@ -70,9 +71,21 @@ public final class StoreWriter {
         }
     }
 
-    /** Queues an action to run after everything queued before it is committed. */
+    /**
+     * Queues an action to run after everything queued before it is committed; once the writer
+     * has stopped (everything is committed), runs it at once.
+     */
     public void run(Runnable action) {
         queue.add(new Action(action));
+        if (stopped) {
+            // The loop may have missed it: whoever removes it runs it, once.
+            Op op;
+            while ((op = queue.poll()) != null) {
+                if (op instanceof Action a) {
+                    runSafely(a.action);
+                }
+            }
+        }
     }
 
     /** Commits everything queued so far and stops the thread. */
@@ -93,7 +106,8 @@ public final class StoreWriter {
                 ops.removeIf(op -> !(op instanceof Write));
             }
             queue.drainTo(ops, MAX_BATCH - 1);
-            for (Op op : ops) {
+            for (int i = 0; i < ops.size(); i++) {
+                Op op = ops.get(i);
                 if (op instanceof Write w) {
                     w.fill.accept(batch);
                     if (w.afterCommit != null) {
@@ -104,6 +118,17 @@ public final class StoreWriter {
                     runSafely(a.action);
                 } else if (op instanceof Stop s) {
                     flush();
+                    stopped = true;
+                    // Queued after the stop: actions still run (they wait for nothing now), writes are refused.
+                    List<Op> late = new ArrayList<>(ops.subList(i + 1, ops.size()));
+                    queue.drainTo(late);
+                    for (Op o : late) {
+                        if (o instanceof Action a) {
+                            runSafely(a.action);
+                        } else if (o instanceof Write) {
+                            log.error("a write queued after the store writer stopped was dropped");
+                        }
+                    }
                     s.done.complete(null);
                     return;
                 }
