@@ -52,6 +52,14 @@ final class SoakSseClient extends SoakClient {
 
     @Override
     void run(int dropAt) throws Exception {
+        while (!ask(dropAt)) {
+            // The request was taken, and lost whole with the kill: asked again, as a person would.
+            plan.resentRequests.incrementAndGet();
+        }
+    }
+
+    /** Asks for the run and follows it to its end; false if the kill lost it before anything of it was stored. */
+    private boolean ask(int dropAt) throws Exception {
         HttpResponse<InputStream> answer;
         while (true) {
             try {
@@ -75,7 +83,7 @@ final class SoakSseClient extends SoakClient {
                 continue;
             }
             fail("POST " + dialect.postPath() + " answered " + answer.statusCode() + ": " + body);
-            return;
+            return true;
         }
         End end = read(answer.body(), dropAt);
         while (end != End.RUN_ENDED) {
@@ -83,15 +91,22 @@ final class SoakSseClient extends SoakClient {
                 plan.plannedDisconnects.incrementAndGet();
                 pause(800);
             } else if (end == End.NOTHING) {
+                if (outlivedKill && plan.wasKilled()) {
+                    // Events reach clients before they are stored: a run the kill cut short before
+                    // its start was stored is gone, and the client's cursor has nothing after it.
+                    trace("the run was lost with the kill; asking again");
+                    return false;
+                }
                 fail("reattached in " + state + " and found nothing after seq " + cursor + ", nor a run; "
                         + traced());
-                return;
+                return true;
             } else {
                 lost("the stream broke off before the run ended", Loss.UNEXPLAINED);
                 Thread.sleep(200);
             }
             end = reattach();
         }
+        return true;
     }
 
     /** Reattaches until the conversation has nothing after the cursor and no run active (204). */
