@@ -47,9 +47,7 @@ class CrashRecoveryTest {
     @Test
     void afterKillNineTheRunIsFailedAfterEverySeqSeenAndApprovalsStayAnswerable() throws Exception {
         Path data = dir.resolve("data");
-        java.nio.file.Files.createDirectories(data);
-        ChildGateway child = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
-                "--demo-delay-ms", "50");
+        ChildGateway child = slowGateway(data);
         int port = child.port;
         List<String> seen = new ArrayList<>();
         long seenSeq = 0;
@@ -129,11 +127,9 @@ class CrashRecoveryTest {
      * gets exactly what follows.
      */
     @Test
-    void aCursorThatOutranTheStoreBeforeKillNineGetsTheWholeConversationAgain() throws Exception {
+    void aCursorThatOutranTheStoreBeforeKillNineGetsItsRunAgainFromItsStart() throws Exception {
         Path data = dir.resolve("data");
-        java.nio.file.Files.createDirectories(data);
-        ChildGateway child = ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
-                "--demo-delay-ms", "50");
+        ChildGateway child = slowGateway(data);
         String conversation = "crash-lost";
         String idle = "crash-idle";
         long idleSeq;
@@ -202,6 +198,13 @@ class CrashRecoveryTest {
                         .isEqualTo(failed.seq());
             }
         }
+    }
+
+    /** A gateway in a child process on {@code data}, its demo agent pausing 50 ms between chunks. */
+    private ChildGateway slowGateway(Path data) throws Exception {
+        java.nio.file.Files.createDirectories(data);
+        return ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
+                "--demo-delay-ms", "50");
     }
 
     /** The conversation's stored events once crash recovery has stored the interrupted run's failure. */
