@@ -50,7 +50,7 @@ public final class SqliteConversationStore implements ConversationStore {
                     + " AND t.conversation_id = s.conversation_id AND t.run_id = s.run_id)";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 4;
+    public static final int SCHEMA_VERSION = 3;
 
     private static final List<String> SCHEMA = List.of(
             """
@@ -120,19 +120,28 @@ public final class SqliteConversationStore implements ConversationStore {
             "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE " + RUN_BOUNDS);
 
     /**
-     * Version 4: each conversation's seq reservation, the highest seq that may have been shown to a
-     * client before it was stored (events reach clients before their batch commits).
+     * The file of the seq reservations, beside the store: each conversation's highest seq that may
+     * have been shown to a client before it was stored (events reach clients before their batch
+     * commits). A file of its own, so a reservation, which a conversation's first event waits for,
+     * commits under its own lock rather than behind the store writer's batch.
      */
-    private static final List<String> SCHEMA_V4 = List.of(
-            """
+    public static final String SEQS_FILE_NAME = "switchboard-seqs.db";
+
+    /** The schema of the reservations file, kept in its {@code PRAGMA user_version}. */
+    public static final int SEQS_SCHEMA_VERSION = 1;
+
+    private static final String SEQS_SCHEMA = """
             CREATE TABLE IF NOT EXISTS seq_reservations (
                 conversation_id TEXT PRIMARY KEY,
                 reserved        INTEGER NOT NULL
-            ) WITHOUT ROWID""");
+            ) WITHOUT ROWID""";
 
     private final Path file;
     private final Connection writer;
     private final Connection reader;
+    /** The reservations file's one connection, guarded by its monitor. */
+    private final Connection seqs;
+    private final PreparedStatement selectReservation;
 
     private final PreparedStatement insertConversation;
     private final PreparedStatement insertMessage;
@@ -167,10 +176,12 @@ public final class SqliteConversationStore implements ConversationStore {
      */
     private final ReentrantLock writing = new ReentrantLock(true);
 
-    private SqliteConversationStore(Path file, Connection writer, Connection reader) throws SQLException {
+    private SqliteConversationStore(Path file, Connection writer, Connection reader, Connection seqs)
+            throws SQLException {
         this.file = file;
         this.writer = writer;
         this.reader = reader;
+        this.seqs = seqs;
         insertConversation = writer.prepareStatement(
                 "INSERT OR IGNORE INTO conversations (id, owner, created_at) VALUES (?, ?, ?)");
         insertMessage = writer.prepareStatement("""
@@ -183,16 +194,15 @@ public final class SqliteConversationStore implements ConversationStore {
                 INSERT OR REPLACE INTO approvals (id, conversation_id, run_id, seq, request, status, feedback,
                                                   decided_by, decided_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
-        upsertReservation = writer.prepareStatement(
+        upsertReservation = seqs.prepareStatement(
                 "INSERT OR REPLACE INTO seq_reservations (conversation_id, reserved) VALUES (?, ?)");
+        selectReservation = seqs.prepareStatement("SELECT reserved FROM seq_reservations WHERE conversation_id = ?");
         begin = writer.prepareStatement("BEGIN IMMEDIATE");
         commit = writer.prepareStatement("COMMIT");
         rollback = writer.prepareStatement("ROLLBACK");
 
         selectConversation = reader.prepareStatement("SELECT owner, created_at FROM conversations WHERE id = ?");
-        selectLastSeq = reader.prepareStatement("""
-                SELECT MAX(COALESCE((SELECT MAX(seq) FROM events WHERE conversation_id = ?1), 0),
-                           COALESCE((SELECT reserved FROM seq_reservations WHERE conversation_id = ?1), 0))""");
+        selectLastSeq = reader.prepareStatement("SELECT MAX(seq) FROM events WHERE conversation_id = ?");
         selectEvents = reader.prepareStatement("""
                 SELECT seq, run_id, ts, payload FROM events
                 WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?""");
@@ -234,21 +244,29 @@ public final class SqliteConversationStore implements ConversationStore {
             throw new UncheckedIOException("cannot create the data directory " + dataDir, e);
         }
         Path file = dataDir.resolve(FILE_NAME).toAbsolutePath();
+        Path seqsFile = dataDir.resolve(SEQS_FILE_NAME).toAbsolutePath();
         Connection writer = null;
         Connection reader = null;
+        Connection seqs = null;
+        Path opening = file;
         try {
             writer = connect(file);
             migrate(file, writer);
             reader = connect(file);
             pragma(reader, "query_only = ON");
-            return new SqliteConversationStore(file, writer, reader);
+            opening = seqsFile;
+            seqs = connect(seqsFile);
+            migrateSeqs(seqsFile, seqs);
+            return new SqliteConversationStore(file, writer, reader, seqs);
         } catch (SQLException e) {
             IllegalStateException failure = new IllegalStateException(
-                    "cannot open the store " + file + ": " + e.getMessage(), e);
+                    "cannot open the store " + opening + ": " + e.getMessage(), e);
+            closeQuietly(seqs, failure);
             closeQuietly(reader, failure);
             closeQuietly(writer, failure);
             throw failure;
         } catch (RuntimeException e) {
+            closeQuietly(seqs, e);
             closeQuietly(reader, e);
             closeQuietly(writer, e);
             throw e;
@@ -300,11 +318,6 @@ public final class SqliteConversationStore implements ConversationStore {
                         s.execute(ddl);
                     }
                 }
-                if (version < 4) {
-                    for (String ddl : SCHEMA_V4) {
-                        s.execute(ddl);
-                    }
-                }
                 s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             }
             c.commit();
@@ -313,6 +326,26 @@ public final class SqliteConversationStore implements ConversationStore {
             throw e;
         } finally {
             c.setAutoCommit(true);
+        }
+    }
+
+    /** Creates the reservations file's table; refuses a file of a newer gateway. */
+    private static void migrateSeqs(Path seqsFile, Connection c) throws SQLException {
+        int version = userVersion(c);
+        if (version > SEQS_SCHEMA_VERSION) {
+            throw new IllegalStateException("the seq reservations " + seqsFile + " have schema version " + version
+                    + ", newer than version " + SEQS_SCHEMA_VERSION + " that this gateway knows;"
+                    + " open them with the newer gateway");
+        }
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA journal_mode = WAL")) {
+            String mode = rs.next() ? rs.getString(1) : null;
+            if (!"wal".equalsIgnoreCase(mode)) {
+                throw new SQLException("journal_mode is " + mode + " instead of wal");
+            }
+        }
+        try (Statement s = c.createStatement()) {
+            s.execute(SEQS_SCHEMA);
+            s.execute("PRAGMA user_version = " + SEQS_SCHEMA_VERSION);
         }
     }
 
@@ -350,7 +383,11 @@ public final class SqliteConversationStore implements ConversationStore {
     @Override
     public void write(StoreBatch batch) {
         requireOpen();
-        if (batch.isEmpty()) {
+        if (!batch.reservations().isEmpty()) {
+            reserve(batch.reservations());
+        }
+        if (batch.conversations().isEmpty() && batch.messages().isEmpty() && batch.events().isEmpty()
+                && batch.approvals().isEmpty()) {
             return;
         }
         writing.lock();
@@ -433,13 +470,34 @@ public final class SqliteConversationStore implements ConversationStore {
         if (!batch.approvals().isEmpty()) {
             upsertApproval.executeBatch();
         }
-        for (StoreBatch.Reservation r : batch.reservations()) {
-            upsertReservation.setString(1, r.conversationId());
-            upsertReservation.setLong(2, r.upTo());
-            upsertReservation.addBatch();
-        }
-        if (!batch.reservations().isEmpty()) {
-            upsertReservation.executeBatch();
+    }
+
+    /** Stores reservations in their own file and transaction; durable when this returns. */
+    private void reserve(List<StoreBatch.Reservation> reservations) {
+        synchronized (seqs) {
+            requireOpen();
+            try {
+                for (StoreBatch.Reservation r : reservations) {
+                    upsertReservation.setString(1, r.conversationId());
+                    upsertReservation.setLong(2, r.upTo());
+                    upsertReservation.addBatch();
+                }
+                // One statement batch in auto-commit mode: the driver runs it as one transaction.
+                seqs.setAutoCommit(false);
+                try {
+                    upsertReservation.executeBatch();
+                    seqs.commit();
+                } catch (SQLException e) {
+                    upsertReservation.clearBatch();
+                    seqs.rollback();
+                    throw e;
+                } finally {
+                    seqs.setAutoCommit(true);
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot store seq reservations in " + file.resolveSibling(SEQS_FILE_NAME)
+                        + ": " + e.getMessage(), e);
+            }
         }
     }
 
@@ -451,7 +509,7 @@ public final class SqliteConversationStore implements ConversationStore {
 
     /** Rolls back and drops rows still queued on any statement, so the next batch starts clean. */
     private void abandon(Exception cause) {
-        for (PreparedStatement s : List.of(insertConversation, insertMessage, insertEvent, upsertApproval, upsertReservation)) {
+        for (PreparedStatement s : List.of(insertConversation, insertMessage, insertEvent, upsertApproval)) {
             try {
                 s.clearBatch();
             } catch (SQLException e) {
@@ -477,7 +535,6 @@ public final class SqliteConversationStore implements ConversationStore {
         batch.messages().forEach(m -> conversations.add(m.conversationId()));
         batch.events().forEach(ev -> conversations.add(ev.conversationId()));
         batch.approvals().forEach(a -> conversations.add(a.conversationId()));
-        batch.reservations().forEach(r -> conversations.add(r.conversationId()));
         return "cannot write a batch for conversations " + conversations + " to " + file + ": " + e.getMessage()
                 + "; the batch was rolled back";
     }
@@ -524,15 +581,28 @@ public final class SqliteConversationStore implements ConversationStore {
 
     @Override
     public long lastSeq(String conversationId) {
+        long stored;
         synchronized (reader) {
             requireOpen();
             try {
                 selectLastSeq.setString(1, conversationId);
                 try (ResultSet rs = selectLastSeq.executeQuery()) {
-                    return rs.next() ? rs.getLong(1) : 0;
+                    // MAX over no rows is NULL, which getLong reads as 0.
+                    stored = rs.next() ? rs.getLong(1) : 0;
                 }
             } catch (SQLException e) {
                 throw readFailure("the last seq of conversation " + conversationId, e);
+            }
+        }
+        synchronized (seqs) {
+            requireOpen();
+            try {
+                selectReservation.setString(1, conversationId);
+                try (ResultSet rs = selectReservation.executeQuery()) {
+                    return Math.max(stored, rs.next() ? rs.getLong(1) : 0);
+                }
+            } catch (SQLException e) {
+                throw readFailure("the seq reservation of conversation " + conversationId, e);
             }
         }
     }
@@ -779,6 +849,9 @@ public final class SqliteConversationStore implements ConversationStore {
                 }
                 closed = true;
                 IllegalStateException failure = new IllegalStateException("cannot close the store " + file);
+                synchronized (seqs) {
+                    closeQuietly(seqs, failure);
+                }
                 closeQuietly(reader, failure);
                 closeQuietly(writer, failure);
                 if (failure.getSuppressed().length > 0) {
