@@ -197,9 +197,14 @@ abstract class SoakClient implements Runnable {
         return false;
     }
 
-    /** Whether a busy answer is one a person of this dialect would meet and retry. */
+    /**
+     * Whether a busy answer is one a person of this dialect would meet and retry: VoiceAssist shows
+     * no run boundaries; after the kill, the operator's answer to an approval the kill left pending
+     * starts a run in the conversation that its client did not ask for (and, since events reach
+     * clients before they are stored, may do so while the client goes on asking).
+     */
     final boolean busyExpected() {
-        return dialect == SoakDialect.VOICE || outlivedKill;
+        return dialect == SoakDialect.VOICE || outlivedKill || plan.wasKilled() && dialect.asksApprovals();
     }
 
     /** Notes a step (ms since the soak began), keeping the last 24. */
