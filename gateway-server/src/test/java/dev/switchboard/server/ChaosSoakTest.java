@@ -258,6 +258,14 @@ class ChaosSoakTest {
         Set<Long> shown = new HashSet<>(c.seqs);
         long first = c.seqs.get(0);
         for (Envelope e : log) {
+            // The failure crash recovery gives a run the kill interrupted comes right after the gap.
+            // An SSE client whose stream of that run ended before the kill (at an approval's
+            // interrupt) has no stream to carry it: its next request opens a new run.
+            boolean killsFailure = e.seq() == high && e.event() instanceof Event.RunFailed f
+                    && f.code() == ErrorCode.UNAVAILABLE;
+            if (killsFailure && !c.dialect.webSocket) {
+                continue;
+            }
             if (e.seq() >= first && e.seq() <= c.cursor && c.dialect.shown.contains(e.event().kind())
                     && !shown.contains(e.seq())) {
                 plan.fail(who + " missed seq " + e.seq() + " (" + e.event().kind() + ")");
