@@ -31,6 +31,8 @@ abstract class SoakClient implements Runnable {
     long cursor;
     /** Cursors the gateway answered with the whole conversation (each must name no stored event). */
     final List<Long> resyncedFrom = new ArrayList<>();
+    /** Set by a resync: the run the client waits for may have been lost whole with the kill. */
+    boolean resynced;
     /** The prompt of the run being asked. */
     String prompt = "";
     /** The kill took one of this client's connections: a run may have been left waiting for approval. */
@@ -150,8 +152,9 @@ abstract class SoakClient implements Runnable {
             trace("resync from " + seq + " after cursor " + resumedFrom);
             plan.resyncs.incrementAndGet();
             resyncedFrom.add(resumedFrom);
-            // Like a person whose screen starts over: what it asked may be answered or still running.
+            // Like a person whose screen starts over: what it asked may be answered, still running, or lost.
             outlivedKill = true;
+            resynced = true;
             seqs.removeIf(s -> s >= seq);
             texts.keySet().removeIf(s -> s >= seq);
             cursor = seqs.isEmpty() ? 0 : seqs.get(seqs.size() - 1);

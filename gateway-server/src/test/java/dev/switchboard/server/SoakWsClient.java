@@ -81,10 +81,12 @@ final class SoakWsClient extends SoakClient {
         // Lost with the connection before any event of the run: the request may be lost too.
         boolean unsure = false;
         while (true) {
-            Object item = connection.take(unsure ? Duration.ofSeconds(3) : plan.frameWait);
-            if (item == null && unsure) {
+            Object item = connection.take(unsure || resynced ? Duration.ofSeconds(3) : plan.frameWait);
+            if (item == null && (unsure || resynced)) {
+                // Nothing more after a resync: the request went with the events the kill lost; ask again.
                 plan.resentRequests.incrementAndGet();
                 unsure = false;
+                resynced = false;
                 ask();
                 continue;
             }
@@ -113,6 +115,7 @@ final class SoakWsClient extends SoakClient {
             trace(seq + " " + frame.path("type").asText());
             unsure = false;
             if (dialect.endsRun(frame, prompt)) {
+                resynced = false;
                 return;
             }
             if (++events == dropAt) {
