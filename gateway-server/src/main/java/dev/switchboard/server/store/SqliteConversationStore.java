@@ -482,7 +482,7 @@ public final class SqliteConversationStore implements ConversationStore {
                     upsertReservation.setLong(2, r.upTo());
                     upsertReservation.addBatch();
                 }
-                // One statement batch in auto-commit mode: the driver runs it as one transaction.
+                // All of them or none: a release at shutdown gives back many conversations' seqs at once.
                 seqs.setAutoCommit(false);
                 try {
                     upsertReservation.executeBatch();
