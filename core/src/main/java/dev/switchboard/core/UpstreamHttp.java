@@ -1,5 +1,7 @@
 package dev.switchboard.core;
 
+import dev.switchboard.core.spi.OptionSpec;
+
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
@@ -37,6 +39,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * up to a limit. Runtimes that call a model server or another agent use these.
  */
 public final class UpstreamHttp {
+    /**
+     * The option of the time an upstream may take to answer and between its events, read by every
+     * runtime that calls one (declared alike by each, so it is one option).
+     */
+    public static final OptionSpec TIMEOUT_OPTION = OptionSpec.integer("upstream-timeout-seconds", 60, 1, 3_600,
+            "runtimes that call an upstream (openai, agui): time allowed for it to answer and between its events");
+
     /** Longest event-stream line accepted, as long as the longest JSON document {@link Json} reads. */
     public static final int MAX_LINE_BYTES = 16 << 20;
     /** Longest error body read from an upstream. */

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.spi.OptionSpec;
+import dev.switchboard.core.spi.Settings;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -11,10 +13,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,152 +23,83 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The gateway's configuration. Each option is a command-line flag {@code --name}, an
- * environment variable {@code SWITCHBOARD_NAME} and a key of the JSON config file
- * ({@code --config FILE}); precedence is defaults &lt; file &lt; environment &lt; flags.
- * A bad value stops start-up with a {@link ConfigException} naming the option and what it accepts.
+ * The gateway's configuration: the host's own options ({@link Option}) and every option the
+ * plugins declare ({@link OptionSpec}, collected by {@link Plugins}). Each option is a command-line
+ * flag {@code --name}, an environment variable {@code SWITCHBOARD_NAME} and a key of the JSON config
+ * file ({@code --config FILE}); precedence is defaults &lt; file &lt; environment &lt; flags. A bad
+ * value stops start-up with a {@link ConfigException} naming the option and what it accepts.
  */
 public final class GatewayConfig {
 
-    /** Every option, with its default and its limits. */
+    /** The host's own options: transport, limits, data directory and which plugins to use. */
     public enum Option {
-        HOST("host", "127.0.0.1", "address to listen on", Kind.TEXT, 0, 0),
-        LOG_LEVEL("log-level", "info", "how much the gateway logs", "trace", "debug", "info", "warn", "error"),
-        PORT("port", "8000", "TCP port; 0 picks a free one", Kind.INT, 0, 65_535),
-        DATA_DIR("data-dir", "./data", "directory of the SQLite history file", Kind.TEXT, 0, 0),
-        RUNTIME("runtime", "demo", "agent runtime: the id of an installed runtime module", Kind.TEXT, 0, 0),
-        DEMO_DELAY_MS("demo-delay-ms", "30", "demo runtime's pause between streamed chunks in ms; 0 = none",
-                Kind.INT, 0, 60_000),
-        MAX_FRAME_BYTES("max-frame-bytes", "65536", "largest inbound WebSocket message in bytes",
-                Kind.INT, 1_024, 16 * 1024 * 1024),
-        MAX_BODY_BYTES("max-body-bytes", "1048576", "largest inbound HTTP request body in bytes",
-                Kind.INT, 1_024, 64 * 1024 * 1024),
-        MAX_OUTBOUND_BYTES("max-outbound-bytes", "1048576",
-                "bytes written to one connection and not yet read before it is dropped (1013; it may resume)",
-                Kind.INT, 16 * 1024, 1 << 30),
-        RATE_LIMIT_RUNS_PER_MINUTE("rate-limit-runs-per-minute", "60",
-                "runs one client (principal, or address when anonymous) may start a minute; 0 = no limit",
-                Kind.INT, 0, 1_000_000),
-        MAX_CONNECTIONS_PER_CLIENT("max-connections-per-client", "50",
-                "open WebSockets and streams of one client", Kind.INT, 1, 1_000_000),
-        MAX_CONNECTIONS("max-connections", "20000", "open TCP connections in all", Kind.INT, 1, 10_000_000),
-        SOCKET_SEND_BUFFER_BYTES("socket-send-buffer-bytes", "0",
-                "kernel send buffer per connection (SO_SNDBUF); 0 leaves it to the OS", Kind.INT, 0, 64 << 20),
-        MAX_OUTBOUND_EVENTS("max-outbound-events", "4096",
-                "events waiting for one connection's thread before it is dropped", Kind.INT, 16, 1_000_000),
-        MODERATION("moderation", "true", "block messages containing blocked words", Kind.BOOL, 0, 0),
-        BLOCKED_WORDS_FILE("blocked-words-file", "",
-                "file of blocked words, one a line, replacing the built-in list", Kind.TEXT, 0, 0),
-        SHUTDOWN_GRACE_SECONDS("shutdown-grace-seconds", "10",
-                "how long active runs may finish on shutdown", Kind.INT, 0, 3_600),
-        IDLE_TIMEOUT_SECONDS("idle-timeout-seconds", "90",
-                "close a WebSocket that sent no frame for this long (1001)", Kind.INT, 1, 86_400),
-        JWT_SECRET("jwt-secret", "", "HS256 secret (at least 32 bytes): clients must present a signed JWT",
-                Kind.TEXT, 0, 0),
-        JWT_PUBLIC_KEY("jwt-public-key", "", "PEM file of an RSA public key: clients must present an RS256 JWT",
-                Kind.TEXT, 0, 0),
-        JWT_CLOCK_SKEW_SECONDS("jwt-clock-skew-seconds", "60", "leeway for a token's exp and nbf",
-                Kind.INT, 0, 3_600),
-        A2H_API_KEY("a2h-api-key", "", "API key agents present to the A2H REST endpoints (repeatable); "
-                + "without one only loopback callers are served", Kind.LIST, 0, 0, "SWITCHBOARD_A2H_API_KEYS"),
-        OPENAI_BASE_URL("openai-base-url", "", "runtime openai: base URL of an OpenAI-compatible API "
-                + "(e.g. http://127.0.0.1:11434/v1)", Kind.TEXT, 0, 0),
-        OPENAI_API_KEY("openai-api-key", "", "runtime openai: API key (also read from OPENAI_API_KEY)",
-                Kind.TEXT, 0, 0),
-        MODEL("model", "", "runtime openai: model name", Kind.TEXT, 0, 0),
-        SYSTEM_PROMPT("system-prompt", "", "runtime openai: system prompt sent first in every turn", Kind.TEXT, 0, 0),
-        MAX_TOOL_ROUNDS("max-tool-rounds", "8", "runtime openai: tool rounds before a run fails", Kind.INT, 1, 100),
-        UPSTREAM_TIMEOUT_SECONDS("upstream-timeout-seconds", "60",
-                "runtimes openai and agui: time allowed for the upstream to answer and between its events",
-                Kind.INT, 1, 3_600),
-        APPROVAL_RISK("approval-risk", "high",
-                "runtime openai: server tools at or above this risk (low, medium, high, critical) need an approval",
-                Kind.TEXT, 0, 0),
-        TOOLS("tools", "[]", "runtime openai: server tools, a JSON array of {name, description, parameters, "
-                + "url, method, headers, timeoutSeconds, risk} (usually in the config file)", Kind.JSON, 0, 0),
-        AGUI_UPSTREAM_URL("agui-upstream-url", "", "runtime agui: URL of the AG-UI agent to POST runs to",
-                Kind.TEXT, 0, 0),
-        AGUI_UPSTREAM_HEADER("agui-upstream-header", "",
-                "runtime agui: header 'Name: value' sent upstream (repeatable)", Kind.LIST, 0, 0),
-        AGUI_FORWARD_TOKEN("agui-forward-token", "false",
-                "runtime agui: forward the client's bearer token upstream", Kind.BOOL, 0, 0),
-        CONFIG("config", "", "JSON file of options (keys are the option names)", Kind.TEXT, 0, 0);
+        HOST(OptionSpec.text("host", "127.0.0.1", "address to listen on")),
+        LOG_LEVEL(OptionSpec.choice("log-level", "info", "how much the gateway logs",
+                "trace", "debug", "info", "warn", "error")),
+        PORT(OptionSpec.integer("port", 8000, 0, 65_535, "TCP port; 0 picks a free one")),
+        DATA_DIR(OptionSpec.text("data-dir", "./data", "directory of the gateway's files (the store's, for SQLite)")),
+        RUNTIME(OptionSpec.text("runtime", "demo", "agent runtime: the id of an installed runtime module")),
+        STORE(OptionSpec.text("store", "sqlite", "conversation store: the id of an installed store module")),
+        PLUGIN_DIR(OptionSpec.text("plugin-dir", "", "directory of plugin jars to load besides the built-in "
+                + "modules (default: ./plugins when it exists)")),
+        MAX_FRAME_BYTES(OptionSpec.integer("max-frame-bytes", 65_536, 1_024, 16 * 1024 * 1024,
+                "largest inbound WebSocket message in bytes")),
+        MAX_BODY_BYTES(OptionSpec.integer("max-body-bytes", 1_048_576, 1_024, 64 * 1024 * 1024,
+                "largest inbound HTTP request body in bytes")),
+        MAX_OUTBOUND_BYTES(OptionSpec.integer("max-outbound-bytes", 1_048_576, 16 * 1024, 1 << 30,
+                "bytes written to one connection and not yet read before it is dropped (1013; it may resume)")),
+        RATE_LIMIT_RUNS_PER_MINUTE(OptionSpec.integer("rate-limit-runs-per-minute", 60, 0, 1_000_000,
+                "runs one client (principal, or address when anonymous) may start a minute; 0 = no limit")),
+        MAX_CONNECTIONS_PER_CLIENT(OptionSpec.integer("max-connections-per-client", 50, 1, 1_000_000,
+                "open WebSockets and streams of one client")),
+        MAX_CONNECTIONS(OptionSpec.integer("max-connections", 20_000, 1, 10_000_000, "open TCP connections in all")),
+        SOCKET_SEND_BUFFER_BYTES(OptionSpec.integer("socket-send-buffer-bytes", 0, 0, 64 << 20,
+                "kernel send buffer per connection (SO_SNDBUF); 0 leaves it to the OS")),
+        MAX_OUTBOUND_EVENTS(OptionSpec.integer("max-outbound-events", 4_096, 16, 1_000_000,
+                "events waiting for one connection's thread before it is dropped")),
+        MODERATION(OptionSpec.bool("moderation", true, "block messages containing blocked words")),
+        BLOCKED_WORDS_FILE(OptionSpec.text("blocked-words-file", "",
+                "file of blocked words, one a line, replacing the built-in list")),
+        SHUTDOWN_GRACE_SECONDS(OptionSpec.integer("shutdown-grace-seconds", 10, 0, 3_600,
+                "how long active runs may finish on shutdown")),
+        IDLE_TIMEOUT_SECONDS(OptionSpec.integer("idle-timeout-seconds", 90, 1, 86_400,
+                "close a WebSocket that sent no frame for this long (1001)")),
+        CONFIG(OptionSpec.text("config", "", "JSON file of options (keys are the option names)"));
 
-        private final String key;
-        private final String defaultValue;
-        private final String help;
-        private final Kind kind;
-        private final int min;
-        private final int max;
-        private final List<String> choices;
-        private final String envName;
-        /** A second variable read too, a spelling earlier releases documented. */
-        private final String envAlias;
+        private final OptionSpec spec;
 
-        Option(String key, String defaultValue, String help, Kind kind, int min, int max) {
-            this(key, defaultValue, help, kind, min, max, null);
-        }
-
-        Option(String key, String defaultValue, String help, Kind kind, int min, int max, String envAlias) {
-            this(key, defaultValue, help, kind, min, max, List.of(), envAlias);
-        }
-
-        Option(String key, String defaultValue, String help, String... choices) {
-            this(key, defaultValue, help, Kind.CHOICE, 0, 0, List.of(choices), null);
-        }
-
-        Option(String key, String defaultValue, String help, Kind kind, int min, int max, List<String> choices,
-               String envAlias) {
-            this.key = key;
-            this.defaultValue = defaultValue;
-            this.help = help;
-            this.kind = kind;
-            this.min = min;
-            this.max = max;
-            this.choices = choices;
-            this.envName = "SWITCHBOARD_" + key.toUpperCase(Locale.ROOT).replace('-', '_');
-            this.envAlias = envAlias;
+        Option(OptionSpec spec) {
+            this.spec = spec;
         }
 
         public String key() {
-            return key;
+            return spec.name();
+        }
+
+        /** The option as a spec, as plugins declare theirs. */
+        public OptionSpec spec() {
+            return spec;
         }
 
         /** The environment variable of the option, {@code SWITCHBOARD_<KEY>}. */
         public String envName() {
-            return envName;
-        }
-
-        /** Every environment variable the option is read from. */
-        List<String> envNames() {
-            return envAlias == null ? List.of(envName) : List.of(envName, envAlias);
+            return spec.envName();
         }
 
         /** What the option accepts, for messages and {@code --help}. */
         public String accepts() {
-            return switch (kind) {
-                case INT -> "an integer from " + min + " to " + max;
-                case BOOL -> "true or false";
-                case TEXT -> "text";
-                case LIST -> "text; repeat the flag for several (in the environment: comma- or newline-separated)";
-                case JSON -> "a JSON array or object";
-                case CHOICE -> "one of " + String.join(", ", choices);
-            };
+            return spec.accepts();
         }
 
         static Optional<Option> byKey(String key) {
             for (Option o : values()) {
-                if (o.key.equals(key)) {
+                if (o.key().equals(key)) {
                     return Optional.of(o);
                 }
             }
             return Optional.empty();
         }
     }
-
-    private enum Kind { TEXT, INT, BOOL, LIST, JSON, CHOICE }
-
-    private static final String ENV_PREFIX = "SWITCHBOARD_";
 
     /** Separates the values of a repeatable option. */
     private static final String LIST_SEPARATOR = "\n";
@@ -179,18 +111,33 @@ public final class GatewayConfig {
         }
     }
 
-    private final Map<Option, String> values;
+    private final Plugins plugins;
+    /** Every option's spec by name: the host's, then the plugins'. */
+    private final Map<String, OptionSpec> specs;
+    private final Map<String, String> values;
     /** The options given a value (by flag, environment, file or builder) rather than left at their default. */
-    private final Set<Option> given;
+    private final Set<String> given;
     private final List<String> warnings;
 
-    private GatewayConfig(Map<Option, String> values, Set<Option> given, List<String> warnings) {
+    private GatewayConfig(Plugins plugins, Map<String, String> values, Set<String> given, List<String> warnings) {
+        this.plugins = plugins;
+        this.specs = catalog(plugins);
         this.values = values;
         this.given = given;
         this.warnings = List.copyOf(warnings);
-        for (Option o : Option.values()) {
-            check(o, values.get(o), "");
+        for (OptionSpec o : specs.values()) {
+            check(o, values.get(o.name()), "");
         }
+    }
+
+    /** Every option of the host and of these plugins, by name. */
+    private static Map<String, OptionSpec> catalog(Plugins plugins) {
+        Map<String, OptionSpec> all = new LinkedHashMap<>();
+        for (Option o : Option.values()) {
+            all.put(o.key(), o.spec);
+        }
+        plugins.options().forEach(o -> all.putIfAbsent(o.name(), o));
+        return all;
     }
 
     /** What parsing found suspicious but not wrong (a variable naming no option), for the start-up log. */
@@ -198,93 +145,67 @@ public final class GatewayConfig {
         return warnings;
     }
 
-    /** The defaults. */
+    /** The plugins whose options this configuration holds, and which the gateway assembles. */
+    public Plugins plugins() {
+        return plugins;
+    }
+
+    /** The defaults, with the built-in modules. */
     public static GatewayConfig defaults() {
         return builder().build();
     }
 
-    /** A builder starting from the defaults, for tests and embedding. */
+    /** A builder starting from the defaults of the built-in modules, for tests and embedding. */
     public static Builder builder() {
-        return new Builder();
+        return builder(Plugins.builtIn());
+    }
+
+    /** A builder starting from the defaults of the host and these plugins. */
+    public static Builder builder(Plugins plugins) {
+        return new Builder(plugins);
     }
 
     /**
-     * Parses the command line over the environment over the config file over the defaults.
-     * {@code env} is usually {@code System.getenv()}.
+     * Parses the command line over the environment over the config file over the defaults, with
+     * the built-in modules and the jars of the plugin directory ({@code --plugin-dir}, else
+     * {@code ./plugins} when it exists). {@code env} is usually {@code System.getenv()}.
      */
     public static GatewayConfig parse(String[] args, Map<String, String> env) {
-        Map<Option, String> flags = new LinkedHashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--") || arg.length() == 2) {
-                throw new ConfigException("unexpected argument '" + arg + "'; options look like --name value (see --help)");
+        return parse(args, env, Plugins.load(pluginDir(args, env)));
+    }
+
+    /**
+     * The plugin directory the arguments, environment or config file name, read before the plugins
+     * are loaded (their options are not known yet); empty for none.
+     */
+    public static Optional<Path> pluginDir(String[] args, Map<String, String> env) {
+        Map<String, String> host = new Builder(Plugins.none()).read(args, env, true).values;
+        String dir = host.get(Option.PLUGIN_DIR.key());
+        if (!dir.isEmpty()) {
+            Path path = Path.of(dir);
+            if (!Files.isDirectory(path)) {
+                throw new ConfigException("option --plugin-dir is '" + dir + "', which is not a directory");
             }
-            String name = arg.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            String key = name;
-            Option o = Option.byKey(key).orElseThrow(() ->
-                    new ConfigException("unknown option --" + key + " (see --help for the options)"));
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new ConfigException("option --" + key + " needs a value: " + o.accepts());
-                }
-                value = args[++i];
-            }
-            check(o, value, "option --" + key);
-            if (o.kind == Kind.LIST && flags.containsKey(o)) {
-                value = flags.get(o) + LIST_SEPARATOR + value;
-            }
-            flags.put(o, value);
+            return Optional.of(path);
         }
-        Map<Option, String> envValues = new LinkedHashMap<>();
-        // The variable every OpenAI client reads, below Switchboard's own.
-        String openAiKey = env.get("OPENAI_API_KEY");
-        if (openAiKey != null && !openAiKey.isBlank()) {
-            envValues.put(Option.OPENAI_API_KEY, openAiKey);
-        }
-        Set<String> known = new HashSet<>();
-        for (Option o : Option.values()) {
-            for (String name : o.envNames()) {
-                known.add(name);
-                String v = env.get(name);
-                if (v == null) {
-                    continue;
-                }
-                if (o.kind == Kind.LIST) {
-                    v = String.join(LIST_SEPARATOR, v.contains("\n") ? v.split("\n") : v.split(","));
-                }
-                check(o, v, "environment variable " + name);
-                envValues.merge(o, v, (a, b) -> o.kind == Kind.LIST ? a + LIST_SEPARATOR + b : b);
-            }
-        }
-        Builder b = builder();
-        env.keySet().stream().filter(name -> name.startsWith(ENV_PREFIX) && !known.contains(name)).sorted()
-                .forEach(name -> b.warnings.add("environment variable " + name + " names no option and is ignored"
-                        + nearest(name.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-'))
-                                .map(o -> " (did you mean " + o.envName() + "?)").orElse("")));
-        String configFile = flags.getOrDefault(Option.CONFIG, envValues.getOrDefault(Option.CONFIG, ""));
-        if (!configFile.isEmpty()) {
-            b.putAll(readFile(Path.of(configFile)));
-        }
-        b.putAll(envValues);
-        b.putAll(flags);
-        return b.build();
+        Path standard = Path.of("plugins");
+        return Files.isDirectory(standard) ? Optional.of(standard) : Optional.empty();
+    }
+
+    /** Parses with these plugins' options. */
+    public static GatewayConfig parse(String[] args, Map<String, String> env, Plugins plugins) {
+        return new Builder(plugins).read(args, env, false).build();
     }
 
     /** The option whose key is one edit away from {@code key}, if there is exactly one. */
-    private static Optional<Option> nearest(String key) {
-        Option found = null;
-        for (Option o : Option.values()) {
-            if (oneEditApart(o.key, key)) {
+    private static Optional<String> nearest(Set<String> names, String key) {
+        String found = null;
+        for (String name : names) {
+            if (oneEditApart(name, key)) {
                 if (found != null) {
                     return Optional.empty();
                 }
-                found = o;
+                found = name;
             }
         }
         return Optional.ofNullable(found);
@@ -311,7 +232,7 @@ public final class GatewayConfig {
                 && a.substring(i + 2).equals(b.substring(i + 2));
     }
 
-    private static Map<Option, String> readFile(Path file) {
+    private static Map<String, String> readFile(Path file, Map<String, OptionSpec> specs, boolean lenient) {
         byte[] bytes;
         try {
             bytes = Files.readAllBytes(file);
@@ -337,93 +258,67 @@ public final class GatewayConfig {
         if (root == null || !root.isObject()) {
             throw new ConfigException("config file " + file + " must hold a JSON object of options");
         }
-        Map<Option, String> out = new LinkedHashMap<>();
+        Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> e : root.properties()) {
-            Option o = Option.byKey(e.getKey()).orElseThrow(() -> new ConfigException(
-                    "unknown option '" + e.getKey() + "' in config file " + file));
-            if (o == Option.CONFIG) {
+            OptionSpec o = specs.get(e.getKey());
+            if (o == null) {
+                if (lenient) {
+                    continue;
+                }
+                throw new ConfigException("unknown option '" + e.getKey() + "' in config file " + file);
+            }
+            if (o.name().equals(Option.CONFIG.key())) {
                 throw new ConfigException("config file " + file + " cannot name another config file");
             }
             JsonNode v = e.getValue();
             String text;
-            if (o.kind == Kind.JSON) {
+            if (o.type() == OptionSpec.Type.JSON) {
                 text = v.toString();
-            } else if (o.kind == Kind.LIST && v.isArray()) {
+            } else if (o.type() == OptionSpec.Type.LIST && v.isArray()) {
                 List<String> items = new ArrayList<>();
                 v.forEach(item -> items.add(item.asText()));
                 text = String.join(LIST_SEPARATOR, items);
             } else if (!v.isValueNode() || v.isNull()) {
-                throw new ConfigException("option '" + o.key + "' in config file " + file + " must be " + o.accepts());
+                throw new ConfigException("option '" + o.name() + "' in config file " + file + " must be " + o.accepts());
             } else {
                 text = v.asText();
             }
-            check(o, text, "option '" + o.key + "' in config file " + file);
-            out.put(o, text);
+            check(o, text, "option '" + o.name() + "' in config file " + file);
+            out.put(o.name(), text);
         }
         return out;
     }
 
-    private static void check(Option o, String value, String where) {
-        String place = where.isEmpty() ? "option --" + o.key : where;
-        switch (o.kind) {
-            case INT -> {
-                int n;
-                try {
-                    n = Integer.parseInt(value.strip());
-                } catch (NumberFormatException e) {
-                    throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
-                }
-                if (n < o.min || n > o.max) {
-                    throw new ConfigException(place + " is " + n + " but must be " + o.accepts());
-                }
-            }
-            case BOOL -> {
-                if (!value.equals("true") && !value.equals("false")) {
-                    throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
-                }
-            }
-            case CHOICE -> {
-                if (!o.choices.contains(value.strip().toLowerCase(Locale.ROOT))) {
-                    throw new ConfigException(place + " is '" + value + "' but must be " + o.accepts());
-                }
-            }
-            case TEXT, LIST -> {
-                if (value.isBlank() && !o.defaultValue.isEmpty()) {
-                    throw new ConfigException(place + " must not be empty");
-                }
-            }
-            case JSON -> {
-                try {
-                    JsonNode node = Json.MAPPER.readTree(value);
-                    if (node == null || !node.isContainerNode()) {
-                        throw new ConfigException(place + " must be " + o.accepts());
-                    }
-                } catch (IOException e) {
-                    throw new ConfigException(place + " is not valid JSON: " + e.getMessage());
-                }
-            }
+    private static void check(OptionSpec o, String value, String where) {
+        String problem = o.problem(value);
+        if (problem != null) {
+            throw new ConfigException((where.isEmpty() ? "option --" + o.name() : where) + " " + problem);
         }
     }
 
     /** Whether the option was given a value rather than left at its default. */
     public boolean isGiven(Option o) {
-        return given.contains(o);
+        return given.contains(o.key());
     }
 
-    /** The raw text of an option. */
+    /** The raw text of a host option. */
     public String get(Option o) {
-        return values.get(o);
+        return values.get(o.key());
     }
 
-    /** The raw text of an option by key, for runtime modules; absent when empty. */
+    /** The raw text of any option by name, for plugins; absent when empty or not an option. */
     public Optional<String> get(String key) {
-        return Option.byKey(key).map(values::get).filter(v -> !v.isEmpty());
+        return Optional.ofNullable(values.get(key)).filter(v -> !v.isEmpty());
     }
 
-    /** Every value of a repeatable option (empty when none). */
-    public List<String> getAll(Option o) {
-        String v = values.get(o);
-        return v.isEmpty() ? List.of() : List.of(v.split(LIST_SEPARATOR));
+    /** Every value of a repeatable option by name (empty when none). */
+    public List<String> getAll(String key) {
+        return settings().getAll(key);
+    }
+
+    /** The configuration as plugins read it. */
+    public Settings settings() {
+        return this::get;
     }
 
     public String host() {
@@ -445,10 +340,6 @@ public final class GatewayConfig {
     /** The log level, lower case: trace, debug, info, warn or error. */
     public String logLevel() {
         return get(Option.LOG_LEVEL).strip().toLowerCase(Locale.ROOT);
-    }
-
-    public int demoDelayMs() {
-        return intValue(Option.DEMO_DELAY_MS);
     }
 
     public int maxFrameBytes() {
@@ -500,48 +391,61 @@ public final class GatewayConfig {
         return intValue(Option.IDLE_TIMEOUT_SECONDS);
     }
 
-    public Optional<String> jwtSecret() {
-        return get(Option.JWT_SECRET.key());
-    }
-
-    public Optional<Path> jwtPublicKey() {
-        return get(Option.JWT_PUBLIC_KEY.key()).map(Path::of);
-    }
-
-    public int jwtClockSkewSeconds() {
-        return intValue(Option.JWT_CLOCK_SKEW_SECONDS);
-    }
-
     private int intValue(Option o) {
         return Integer.parseInt(get(o).strip());
     }
 
-    /** The {@code --help} text, {@code runtimes} being the ids {@code --runtime} accepts. */
-    public static String help(Collection<String> runtimes) {
+    /** The {@code --help} text: the host's options, then each plugin's under its name. */
+    public static String help(Plugins plugins) {
+        List<Plugins.OptionGroup> groups = new ArrayList<>();
+        groups.add(new Plugins.OptionGroup("Gateway", List.of(Option.values()).stream().map(Option::spec).toList()));
+        groups.addAll(plugins.optionGroups());
         int width = 0;
-        for (Option o : Option.values()) {
-            width = Math.max(width, o.key.length());
+        for (Plugins.OptionGroup g : groups) {
+            for (OptionSpec o : g.options()) {
+                width = Math.max(width, o.name().length());
+            }
         }
         String indent = " ".repeat(width + 6);
         StringBuilder sb = new StringBuilder("""
                 Usage: java -jar switchboard.jar [--option value]...
                        java -jar switchboard.jar --help | --version
 
-                Options (each also an environment variable SWITCHBOARD_<NAME>, --data-dir being SWITCHBOARD_DATA_DIR,
-                or a key of the --config JSON file; flags beat the environment, which beats the file):
+                Each option is also an environment variable SWITCHBOARD_<NAME> (--data-dir is SWITCHBOARD_DATA_DIR)
+                and a key of the --config JSON file; flags beat the environment, which beats the file.
                 """);
-        for (Option o : Option.values()) {
-            String help = o == Option.RUNTIME ? o.help + ", one of " + String.join(", ", runtimes) : o.help;
-            String text = help + " (" + o.accepts() + "; default: "
-                    + (o.defaultValue.isEmpty() ? "none" : o.defaultValue)
-                    + (o.envAlias == null ? "" : "; also read from " + o.envAlias) + ")";
-            sb.append("  --").append(o.key).append(" ".repeat(width - o.key.length() + 2));
-            wrap(sb, text, indent, HELP_COLUMNS - indent.length());
+        Set<String> listed = new HashSet<>();
+        for (Plugins.OptionGroup g : groups) {
+            sb.append('\n').append(g.title()).append(" options:\n");
+            for (OptionSpec o : g.options()) {
+                String help = o.name().equals(Option.RUNTIME.key()) ? o.help() + ", one of "
+                        + String.join(", ", defaultFirst(o, plugins.ids(Plugins.Kind.RUNTIME)))
+                        : o.name().equals(Option.STORE.key()) ? o.help() + ", one of "
+                        + String.join(", ", defaultFirst(o, plugins.ids(Plugins.Kind.STORE)))
+                        : o.help();
+                String text = listed.add(o.name())
+                        ? help + " (" + o.accepts() + "; default: "
+                                + (o.defaultValue().isEmpty() ? "none" : o.defaultValue())
+                                + (o.envAliases().isEmpty() ? "" : "; also read from "
+                                        + String.join(", ", o.envAliases())) + ")"
+                        : "the same option as above, read by this plugin too";
+                sb.append("  --").append(o.name()).append(" ".repeat(width - o.name().length() + 2));
+                wrap(sb, text, indent, HELP_COLUMNS - indent.length());
+            }
         }
         return sb.toString();
     }
 
     private static final int HELP_COLUMNS = 110;
+
+    /** The ids with the option's default first. */
+    private static List<String> defaultFirst(OptionSpec o, List<String> ids) {
+        List<String> ordered = new ArrayList<>(ids);
+        if (ordered.remove(o.defaultValue())) {
+            ordered.add(0, o.defaultValue());
+        }
+        return ordered;
+    }
 
     /** Appends {@code text} in lines of at most {@code columns}, each after the first indented. */
     private static void wrap(StringBuilder sb, String text, String indent, int columns) {
@@ -562,31 +466,123 @@ public final class GatewayConfig {
 
     /** Sets options one by one over the defaults. */
     public static final class Builder {
-        private final Map<Option, String> values = new LinkedHashMap<>();
+        private final Plugins plugins;
+        private final Map<String, OptionSpec> specs;
+        private final Map<String, String> values = new LinkedHashMap<>();
         private final List<String> warnings = new ArrayList<>();
-        private final Set<Option> given = EnumSet.noneOf(Option.class);
+        private final Set<String> given = new LinkedHashSet<>();
 
-        private Builder() {
-            for (Option o : Option.values()) {
-                values.put(o, o.defaultValue);
-            }
+        private Builder(Plugins plugins) {
+            this.plugins = plugins;
+            this.specs = catalog(plugins);
+            specs.values().forEach(o -> values.put(o.name(), o.defaultValue()));
         }
 
         public Builder set(Option o, Object value) {
+            return set(o.key(), value);
+        }
+
+        /** Sets any option by name; a name no option has is a {@link ConfigException}. */
+        public Builder set(String name, Object value) {
+            OptionSpec o = specs.get(name);
+            if (o == null) {
+                throw new ConfigException("unknown option --" + name + " (see --help for the options)");
+            }
             String v = String.valueOf(value);
             check(o, v, "");
-            values.put(o, v);
-            given.add(o);
+            values.put(name, v);
+            given.add(name);
             return this;
         }
 
-        private void putAll(Map<Option, String> checked) {
+        private void putAll(Map<String, String> checked) {
             values.putAll(checked);
             given.addAll(checked.keySet());
         }
 
+        /**
+         * Reads flags over the environment over the config file. Lenient, it skips what names no
+         * option of its catalog (to find the host's options before the plugins are loaded).
+         */
+        private Builder read(String[] args, Map<String, String> env, boolean lenient) {
+            Map<String, String> flags = new LinkedHashMap<>();
+            for (int i = 0; i < args.length; i++) {
+                String arg = args[i];
+                if (!arg.startsWith("--") || arg.length() == 2) {
+                    if (lenient) {
+                        continue;
+                    }
+                    throw new ConfigException("unexpected argument '" + arg
+                            + "'; options look like --name value (see --help)");
+                }
+                String key = arg.substring(2);
+                String value = null;
+                int eq = key.indexOf('=');
+                if (eq >= 0) {
+                    value = key.substring(eq + 1);
+                    key = key.substring(0, eq);
+                }
+                OptionSpec o = specs.get(key);
+                if (o == null) {
+                    if (lenient) {
+                        i += value == null ? 1 : 0;
+                        continue;
+                    }
+                    throw new ConfigException("unknown option --" + key + " (see --help for the options)");
+                }
+                if (value == null) {
+                    if (i + 1 >= args.length) {
+                        throw new ConfigException("option --" + key + " needs a value: " + o.accepts());
+                    }
+                    value = args[++i];
+                }
+                check(o, value, "option --" + key);
+                if (o.type() == OptionSpec.Type.LIST && flags.containsKey(key)) {
+                    value = flags.get(key) + LIST_SEPARATOR + value;
+                }
+                flags.put(key, value);
+            }
+            Map<String, String> envValues = new LinkedHashMap<>();
+            Set<String> known = new HashSet<>();
+            for (OptionSpec o : specs.values()) {
+                // Read the variables below the option's own first, so that its own wins (a list merges them).
+                List<String> names = new ArrayList<>(o.envNames());
+                java.util.Collections.reverse(names);
+                for (String name : names) {
+                    known.add(name);
+                    String v = env.get(name);
+                    if (v == null || (!name.startsWith(OptionSpec.ENV_PREFIX) && v.isBlank())) {
+                        continue;
+                    }
+                    if (o.type() == OptionSpec.Type.LIST) {
+                        v = String.join(LIST_SEPARATOR, v.contains("\n") ? v.split("\n") : v.split(","));
+                    }
+                    check(o, v, "environment variable " + name);
+                    envValues.merge(o.name(), v, (below, own) -> o.type() == OptionSpec.Type.LIST
+                            ? own + LIST_SEPARATOR + below : own);
+                }
+            }
+            if (!lenient) {
+                env.keySet().stream().filter(name -> name.startsWith(OptionSpec.ENV_PREFIX) && !known.contains(name))
+                        .sorted()
+                        .forEach(name -> warnings.add("environment variable " + name
+                                + " names no option and is ignored"
+                                + nearest(specs.keySet(), name.substring(OptionSpec.ENV_PREFIX.length())
+                                        .toLowerCase(Locale.ROOT).replace('_', '-'))
+                                        .map(o -> " (did you mean " + specs.get(o).envName() + "?)").orElse("")));
+            }
+            String configFile = flags.getOrDefault(Option.CONFIG.key(),
+                    envValues.getOrDefault(Option.CONFIG.key(), ""));
+            if (!configFile.isEmpty()) {
+                putAll(readFile(Path.of(configFile), specs, lenient));
+            }
+            putAll(envValues);
+            putAll(flags);
+            return this;
+        }
+
         public GatewayConfig build() {
-            return new GatewayConfig(new LinkedHashMap<>(values), EnumSet.copyOf(given), warnings);
+            return new GatewayConfig(plugins, new LinkedHashMap<>(values), new LinkedHashSet<>(given), warnings);
         }
     }
 }

@@ -7,17 +7,18 @@ import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.AgentRuntimeProvider;
 import dev.switchboard.core.spi.Authenticator;
-import dev.switchboard.server.auth.JwtAuthenticator;
+import dev.switchboard.core.spi.AuthenticatorProvider;
 import dev.switchboard.core.spi.ConversationStore;
-import dev.switchboard.server.demo.DemoRuntime;
+import dev.switchboard.core.spi.ConversationStoreProvider;
+import dev.switchboard.core.spi.Plugin;
+import dev.switchboard.core.spi.RestServiceProvider;
+import dev.switchboard.core.spi.WireAdapterProvider;
 import dev.switchboard.server.internal.AdapterRegistry;
 import dev.switchboard.server.internal.ConnectionLimits;
 import dev.switchboard.server.internal.DataDirLock;
 import dev.switchboard.server.internal.HttpRouter;
 import dev.switchboard.server.internal.RestRoutes;
-import dev.switchboard.core.spi.RestServiceProvider;
 import dev.switchboard.server.internal.WebSocketConnection;
-import dev.switchboard.server.store.SqliteConversationStore;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -40,13 +41,11 @@ import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.ServiceLoader;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,7 +90,8 @@ public final class GatewayServer {
         // Configuration mistakes first, before anything is opened or started.
         this.authenticator = authenticatorFor(config);
         this.moderation = moderationFor(config);
-        this.adapters = AdapterRegistry.load(AdapterContext.defaults());
+        this.adapters = new AdapterRegistry(config.plugins().providers(WireAdapterProvider.class),
+                AdapterContext.defaults());
         this.runtime = b.runtime != null ? b.runtime : runtimeFor(config);
         this.givenStore = b.store;
         this.limits = new ConnectionLimits(config.maxConnections(), config.maxConnectionsPerClient());
@@ -126,7 +126,7 @@ public final class GatewayServer {
                 dataDirLock = DataDirLock.acquire(config.dataDir());
             }
             serverChannel = bind();
-            store = givenStore != null ? givenStore : openStore(config.dataDir());
+            store = givenStore != null ? givenStore : openStore(config);
             hub = ConversationHub.builder()
                     .store(store)
                     .runtime(runtime)
@@ -186,22 +186,36 @@ public final class GatewayServer {
         return bound.channel();
     }
 
-    private static ConversationStore openStore(Path dataDir) {
+    /** Opens the store {@code --store} names in the data directory (locked by now). */
+    private static ConversationStore openStore(GatewayConfig config) {
+        ConversationStoreProvider provider = chosen(config, ConversationStoreProvider.class, Plugins.Kind.STORE,
+                GatewayConfig.Option.STORE);
         try {
-            return SqliteConversationStore.open(dataDir);
+            return provider.open(config.settings(), config.dataDir());
+        } catch (IllegalArgumentException e) {
+            throw new GatewayConfig.ConfigException("store " + provider.id() + ": " + e.getMessage());
         } catch (IllegalStateException | UncheckedIOException e) {
             throw new StartupException(e.getMessage(), e);
         }
     }
 
+    /** The provider of a kind whose id an option names; another id is a configuration mistake listing the ids. */
+    private static <T extends Plugin> T chosen(GatewayConfig config, Class<T> spi, Plugins.Kind kind,
+                                               GatewayConfig.Option option) {
+        String id = config.get(option).strip();
+        for (T p : config.plugins().providers(spi)) {
+            if (p.id().equals(id)) {
+                return p;
+            }
+        }
+        throw new GatewayConfig.ConfigException("option --" + option.key() + " is '" + id
+                + "' but must be one of " + config.plugins().ids(kind));
+    }
+
     private RestRoutes restRoutes() {
         try {
-            return RestRoutes.load(new RestServiceProvider.Context(hub, store, new AgentRuntimeProvider.Settings() {
-                @Override
-                public java.util.Optional<String> get(String key) {
-                    return config.get(key);
-                }
-            }));
+            return RestRoutes.load(config.plugins().providers(RestServiceProvider.class),
+                    new RestServiceProvider.Context(hub, store, config.settings()));
         } catch (IllegalArgumentException e) {
             throw new GatewayConfig.ConfigException(e.getMessage());
         }
@@ -300,55 +314,37 @@ public final class GatewayServer {
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
-    /** The ids {@code --runtime} accepts: the demo and every runtime module on the class path. */
-    public static List<String> installedRuntimes() {
-        List<String> ids = new ArrayList<>(List.of("demo"));
-        for (AgentRuntimeProvider p : ServiceLoader.load(AgentRuntimeProvider.class)) {
-            ids.add(p.id());
-        }
-        return ids;
-    }
-
     private static AgentRuntime runtimeFor(GatewayConfig config) {
-        if (config.runtime().equals("demo")) {
-            return new DemoRuntime(config.demoDelayMs());
+        AgentRuntimeProvider provider = chosen(config, AgentRuntimeProvider.class, Plugins.Kind.RUNTIME,
+                GatewayConfig.Option.RUNTIME);
+        try {
+            return provider.create(config.settings());
+        } catch (IllegalArgumentException e) {
+            throw new GatewayConfig.ConfigException("runtime " + provider.id() + ": " + e.getMessage());
         }
-        List<String> known = new ArrayList<>(List.of("demo"));
-        for (AgentRuntimeProvider p : ServiceLoader.load(AgentRuntimeProvider.class)) {
-            if (p.id().equals(config.runtime())) {
-                try {
-                    return p.create(config::get);
-                } catch (IllegalArgumentException e) {
-                    throw new GatewayConfig.ConfigException("runtime " + p.id() + ": " + e.getMessage());
-                }
-            }
-            known.add(p.id());
-        }
-        throw new GatewayConfig.ConfigException("option --runtime is '" + config.runtime()
-                + "' but must be one of " + known);
     }
 
+    /** The one authentication module whose options are set, or anonymous access when none is. */
     private static Authenticator authenticatorFor(GatewayConfig config) {
-        Duration skew = Duration.ofSeconds(config.jwtClockSkewSeconds());
-        if (config.jwtSecret().isPresent() && config.jwtPublicKey().isPresent()) {
-            throw new GatewayConfig.ConfigException("options --jwt-secret and --jwt-public-key are both set; set one");
-        }
-        if (config.jwtSecret().isPresent()) {
+        Authenticator chosen = null;
+        String chosenId = null;
+        for (AuthenticatorProvider p : config.plugins().providers(AuthenticatorProvider.class)) {
+            Optional<Authenticator> a;
             try {
-                return JwtAuthenticator.hs256(config.jwtSecret().get(), skew, Clock.systemUTC());
+                a = p.create(config.settings());
             } catch (IllegalArgumentException e) {
-                throw new GatewayConfig.ConfigException("option --jwt-secret: " + e.getMessage());
+                throw new GatewayConfig.ConfigException(e.getMessage());
+            }
+            if (a.isPresent()) {
+                if (chosen != null) {
+                    throw new GatewayConfig.ConfigException("the options of two authentication modules are set, "
+                            + chosenId + " and " + p.id() + "; set one");
+                }
+                chosen = a.get();
+                chosenId = p.id();
             }
         }
-        if (config.jwtPublicKey().isPresent()) {
-            var file = config.jwtPublicKey().get();
-            try {
-                return JwtAuthenticator.rs256(Files.readString(file), skew, Clock.systemUTC());
-            } catch (IOException | IllegalArgumentException e) {
-                throw new GatewayConfig.ConfigException("option --jwt-public-key names " + file + ": " + e.getMessage());
-            }
-        }
-        return Authenticator.anonymous();
+        return chosen != null ? chosen : Authenticator.anonymous();
     }
 
     private static Moderation moderationFor(GatewayConfig config) {

@@ -25,7 +25,14 @@ public final class Main {
     public static void main(String[] args) {
         List<String> list = Arrays.asList(args);
         if (list.contains("--help") || list.contains("-h")) {
-            System.out.print(GatewayConfig.help(GatewayServer.installedRuntimes()));
+            Plugins plugins;
+            try {
+                plugins = Plugins.load(GatewayConfig.pluginDir(args, System.getenv()));
+            } catch (RuntimeException e) {
+                System.err.println("switchboard: " + e.getMessage() + " (the options of the built-in modules follow)");
+                plugins = Plugins.builtIn();
+            }
+            System.out.print(GatewayConfig.help(plugins));
             return;
         }
         if (list.contains("--version")) {

@@ -57,7 +57,7 @@ class A2hServerTest {
     }
 
     static TestGateway keyed(Path dir) {
-        return TestGateway.start(dir, Map.of(GatewayConfig.Option.A2H_API_KEY, KEY + "\n" + OTHER_KEY));
+        return TestGateway.start(dir, Map.of("a2h-api-key", KEY + "\n" + OTHER_KEY));
     }
 
     record Res(int status, JsonNode body, HttpResponse<String> raw) {

@@ -36,8 +36,8 @@ class AguiChainServerTest {
     @BeforeAll
     static void start() {
         a = TestGateway.start(dataA);
-        b = TestGateway.start(dataB, Map.of(Option.RUNTIME, "agui",
-                Option.AGUI_UPSTREAM_URL, "http://127.0.0.1:" + a.port() + "/agui"));
+        b = TestGateway.start(dataB, Map.of("runtime", "agui",
+                "agui-upstream-url", "http://127.0.0.1:" + a.port() + "/agui"));
     }
 
     @AfterAll

@@ -51,9 +51,9 @@ class AguiUpstreamServerTest {
         agent.close();
     }
 
-    private TestGateway gateway(Map<Option, Object> extra) {
-        Map<Option, Object> options = new HashMap<>(Map.of(Option.RUNTIME, "agui", Option.AGUI_UPSTREAM_URL, agent.url(),
-                Option.UPSTREAM_TIMEOUT_SECONDS, 5));
+    private TestGateway gateway(Map<String, Object> extra) {
+        Map<String, Object> options = new HashMap<>(Map.of("runtime", "agui", "agui-upstream-url", agent.url(),
+                "upstream-timeout-seconds", 5));
         options.putAll(extra);
         gateway = TestGateway.start(dataDir, options);
         return gateway;
@@ -149,7 +149,7 @@ class AguiUpstreamServerTest {
     @Test
     void theRunAgentInputCarriesTheThreadMessagesToolsContextStateHeadersAndTheClientsToken() throws Exception {
         agent.then(THINK_THEN_ANSWER);
-        int port = gateway(Map.of(Option.AGUI_UPSTREAM_HEADER, "X-Tenant: acme", Option.AGUI_FORWARD_TOKEN, true)).port();
+        int port = gateway(Map.of("agui-upstream-header", "X-Tenant: acme", "agui-forward-token", true)).port();
         String thread = UUID.randomUUID().toString();
         ObjectNode input = AguiHttp.input(thread, "How cold?");
         input.putArray("tools").addObject().put("name", "show_map").put("description", "Shows a map")
@@ -179,7 +179,7 @@ class AguiUpstreamServerTest {
     void withAuthenticationOnTheVerifiedTokenIsForwarded() throws Exception {
         agent.then(THINK_THEN_ANSWER);
         String token = AuthServerTest.hs256("alice", java.time.Instant.now().plusSeconds(600));
-        int port = gateway(Map.of(Option.AGUI_FORWARD_TOKEN, true, Option.JWT_SECRET, AuthServerTest.SECRET)).port();
+        int port = gateway(Map.of("agui-forward-token", true, "jwt-secret", AuthServerTest.SECRET)).port();
 
         AguiHttp.run(port, AguiHttp.input(UUID.randomUUID().toString(), "How cold?"), "Authorization", "Bearer " + token);
 

@@ -61,7 +61,7 @@ class AuthServerTest {
 
     @Test
     void hs256TokensAreCheckedForSignatureExpiryAndPresence() throws Exception {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.JWT_SECRET, SECRET))) {
+        try (TestGateway g = TestGateway.start(dir, Map.of("jwt-secret", SECRET))) {
             Instant later = Instant.now().plusSeconds(600);
             assertThat(refusedStatus(g, "/ws")).isEqualTo(401);
             assertThat(refusedStatus(g, "/ws?token=not.a.jwt")).isEqualTo(401);
@@ -77,7 +77,7 @@ class AuthServerTest {
 
     @Test
     void aBearerHeaderAuthenticatesHttpAndAConversationBelongsToItsCreator() throws Exception {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.JWT_SECRET, SECRET))) {
+        try (TestGateway g = TestGateway.start(dir, Map.of("jwt-secret", SECRET))) {
             HttpClient http = HttpClient.newHttpClient();
             String thread = UUID.randomUUID().toString();
             String body = Json.object().put("threadId", thread).put("runId", "r1").set("messages",
@@ -112,7 +112,7 @@ class AuthServerTest {
                 + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
                 + "\n-----END PUBLIC KEY-----\n");
         try (TestGateway g = TestGateway.start(dir.resolve("data"),
-                Map.of(GatewayConfig.Option.JWT_PUBLIC_KEY, pem.toString()))) {
+                Map.of("jwt-public-key", pem.toString()))) {
             Instant later = Instant.now().plusSeconds(600);
             String good = sign(new RSASSASigner((RSAPrivateKey) keys.getPrivate()), JWSAlgorithm.RS256, "carol", later);
             try (WsClient c = g.connect("/ws?token=" + good)) {
@@ -127,17 +127,17 @@ class AuthServerTest {
 
     @Test
     void aShortSecretOrBothKeysStopStartUp() throws Exception {
-        GatewayConfig shortSecret = GatewayConfig.builder().set(GatewayConfig.Option.JWT_SECRET, "short")
+        GatewayConfig shortSecret = GatewayConfig.builder().set("jwt-secret", "short")
                 .set(GatewayConfig.Option.DATA_DIR, dir.toString()).build();
         assertThatThrownBy(() -> GatewayServer.builder(shortSecret).build())
                 .hasMessageContaining("--jwt-secret").hasMessageContaining("32 bytes");
         Path pem = dir.resolve("k.pem");
         Files.writeString(pem, "not a key");
-        GatewayConfig both = GatewayConfig.builder().set(GatewayConfig.Option.JWT_SECRET, SECRET)
-                .set(GatewayConfig.Option.JWT_PUBLIC_KEY, pem.toString())
+        GatewayConfig both = GatewayConfig.builder().set("jwt-secret", SECRET)
+                .set("jwt-public-key", pem.toString())
                 .set(GatewayConfig.Option.DATA_DIR, dir.toString()).build();
         assertThatThrownBy(() -> GatewayServer.builder(both).build()).hasMessageContaining("set one");
-        GatewayConfig badPem = GatewayConfig.builder().set(GatewayConfig.Option.JWT_PUBLIC_KEY, pem.toString())
+        GatewayConfig badPem = GatewayConfig.builder().set("jwt-public-key", pem.toString())
                 .set(GatewayConfig.Option.DATA_DIR, dir.toString()).build();
         assertThatThrownBy(() -> GatewayServer.builder(badPem).build())
                 .hasMessageContaining("--jwt-public-key").hasMessageContaining("PEM");
@@ -145,7 +145,7 @@ class AuthServerTest {
 
     @Test
     void aWebSocketThatSendsNothingIsClosedAfterTheIdleTimeout() {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.IDLE_TIMEOUT_SECONDS, 1));
+        try (TestGateway g = TestGateway.start(dir, Map.of("idle-timeout-seconds", 1));
              WsClient c = g.connect("/ws")) {
             assertThat(c.awaitClose()).isEqualTo(1001);
         }

@@ -21,7 +21,7 @@ class GatewayConfigTest {
         assertThat(c.host()).isEqualTo("127.0.0.1");
         assertThat(c.dataDir()).isEqualTo(Path.of("./data"));
         assertThat(c.runtime()).isEqualTo("demo");
-        assertThat(c.demoDelayMs()).isEqualTo(30);
+        assertThat(c.settings().integer("demo-delay-ms", -1)).isEqualTo(30);
         assertThat(c.maxFrameBytes()).isEqualTo(65536);
         assertThat(c.moderation()).isTrue();
     }
@@ -33,7 +33,7 @@ class GatewayConfigTest {
         GatewayConfig c = GatewayConfig.parse(new String[] {"--config", file.toString(), "--port=9003"},
                 Map.of("SWITCHBOARD_PORT", "9002", "SWITCHBOARD_DEMO_DELAY_MS", "7"));
         assertThat(c.port()).isEqualTo(9003);
-        assertThat(c.demoDelayMs()).isEqualTo(7);
+        assertThat(c.settings().integer("demo-delay-ms", -1)).isEqualTo(7);
         assertThat(c.host()).isEqualTo("0.0.0.0");
         assertThat(c.moderation()).isFalse();
     }
@@ -82,17 +82,17 @@ class GatewayConfigTest {
     @Test
     void repeatableOptionsCollectEveryValueFromFlagsEnvironmentOrFile() throws Exception {
         GatewayConfig flags = GatewayConfig.parse(new String[] {"--a2h-api-key", "k1", "--a2h-api-key=k2"}, Map.of());
-        assertThat(flags.getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2");
+        assertThat(flags.getAll("a2h-api-key")).containsExactly("k1", "k2");
         GatewayConfig env = GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_A2H_API_KEYS", "k1,k2,k3"));
-        assertThat(env.getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2", "k3");
+        assertThat(env.getAll("a2h-api-key")).containsExactly("k1", "k2", "k3");
         Path file = dir.resolve("sb.json");
         Files.writeString(file, "{\"agui-upstream-header\": [\"Authorization: Bearer x, y\", \"X-Team: a\"],"
                 + " \"tools\": [{\"name\": \"lookup\"}]}");
         GatewayConfig fromFile = GatewayConfig.parse(new String[] {"--config", file.toString()}, Map.of());
-        assertThat(fromFile.getAll(GatewayConfig.Option.AGUI_UPSTREAM_HEADER))
+        assertThat(fromFile.getAll("agui-upstream-header"))
                 .containsExactly("Authorization: Bearer x, y", "X-Team: a");
         assertThat(fromFile.get("tools")).hasValue("[{\"name\":\"lookup\"}]");
-        assertThat(GatewayConfig.defaults().getAll(GatewayConfig.Option.A2H_API_KEY)).isEmpty();
+        assertThat(GatewayConfig.defaults().getAll("a2h-api-key")).isEmpty();
     }
 
     @Test
@@ -108,23 +108,35 @@ class GatewayConfigTest {
     }
 
     @Test
-    void helpListsEveryOption() {
-        String help = GatewayConfig.help(java.util.List.of("demo", "openai"));
+    void helpListsEveryOptionUnderItsPlugin() {
+        Plugins plugins = Plugins.builtIn();
+        String help = GatewayConfig.help(plugins);
         for (GatewayConfig.Option o : GatewayConfig.Option.values()) {
             assertThat(help).contains("--" + o.key());
         }
+        for (var option : plugins.options()) {
+            assertThat(help).contains("--" + option.name());
+        }
+        // Each plugin's options stand under its heading: the demo runtime's delay, JWT's secret, A2H's key.
+        assertThat(help.indexOf("--demo-delay-ms")).isGreaterThan(help.indexOf("Runtime demo options:"));
+        assertThat(help.indexOf("--jwt-secret")).isGreaterThan(help.indexOf("Authentication jwt options:"));
+        assertThat(help.indexOf("--a2h-api-key")).isGreaterThan(help.indexOf("REST service a2h options:"));
+        assertThat(help.indexOf("Runtime demo options:")).isGreaterThan(help.indexOf("Gateway options:"));
         // Descriptions wrap, so words are compared with the lines joined.
-        assertThat(help.replaceAll("\\s+", " ")).contains("one of demo, openai (")
-                .contains("also read from SWITCHBOARD_A2H_API_KEYS");
+        assertThat(help.replaceAll("\\s+", " ")).contains("one of " + String.join(", ",
+                        plugins.ids(Plugins.Kind.RUNTIME)) + " (")
+                .contains("also read from SWITCHBOARD_A2H_API_KEYS")
+                .contains("also read from OPENAI_API_KEY");
+        assertThat(plugins.ids(Plugins.Kind.RUNTIME)).contains("demo", "openai", "agui");
     }
 
     @Test
     void theA2hKeyIsReadFromTheVariableItsOptionNamesAndFromThePluralOne() {
         assertThat(GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_A2H_API_KEY", "k1,k2"))
-                .getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2");
+                .getAll("a2h-api-key")).containsExactly("k1", "k2");
         GatewayConfig both = GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_A2H_API_KEY", "k1",
                 "SWITCHBOARD_A2H_API_KEYS", "k2"));
-        assertThat(both.getAll(GatewayConfig.Option.A2H_API_KEY)).containsExactly("k1", "k2");
+        assertThat(both.getAll("a2h-api-key")).containsExactly("k1", "k2");
         assertThat(both.warnings()).isEmpty();
     }
 

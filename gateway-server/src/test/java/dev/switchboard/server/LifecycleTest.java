@@ -48,7 +48,7 @@ class LifecycleTest {
 
     @Test
     void shutdownLetsTheActiveRunFinishThenClosesWith1001() {
-        TestGateway g = TestGateway.start(dataDir, Map.of(GatewayConfig.Option.DEMO_DELAY_MS, 20));
+        TestGateway g = TestGateway.start(dataDir, Map.of("demo-delay-ms", 20));
         try (WsClient c = g.connect("/ws")) {
             c.ask("s", "hello");
             assertThat(c.next().path("status").asText()).isEqualTo("thinking");
@@ -76,7 +76,7 @@ class LifecycleTest {
 
     @Test
     void aRunThatOnlyWaitsForAnApprovalDoesNotHoldTheShutdownAndIsAnsweredAfterARestart() {
-        TestGateway g = TestGateway.start(dataDir, Map.of(GatewayConfig.Option.SHUTDOWN_GRACE_SECONDS, 30));
+        TestGateway g = TestGateway.start(dataDir, Map.of("shutdown-grace-seconds", 30));
         String approvalId;
         try (WsClient c = g.connect("/hai/ws")) {
             List<JsonNode> asked = c.ask("waits", "please write the report").until(LifecycleTest::isApprovalRequest);

@@ -23,7 +23,7 @@ class LimitsTest {
 
     @Test
     void runsPastTheLimitGetEachDialectsRateLimitError() throws Exception {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.RATE_LIMIT_RUNS_PER_MINUTE, 2));
+        try (TestGateway g = TestGateway.start(dir, Map.of("rate-limit-runs-per-minute", 2));
              WsClient hai = g.connect("/hai/ws")) {
             hai.ask("a", "one").untilCompleted();
             hai.ask("b", "two").untilCompleted();
@@ -49,7 +49,7 @@ class LimitsTest {
 
     @Test
     void aClientPastItsConnectionLimitIsRefusedWith429() {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.MAX_CONNECTIONS_PER_CLIENT, 2));
+        try (TestGateway g = TestGateway.start(dir, Map.of("max-connections-per-client", 2));
              WsClient one = g.connect("/ws"); WsClient two = g.connect("/ws")) {
             Throwable t = catchThrowable(() -> g.connect("/ws").close());
             assertThat(t).hasCauseInstanceOf(WebSocketHandshakeException.class);
@@ -68,7 +68,7 @@ class LimitsTest {
 
     @Test
     void pastTheTotalConnectionLimitRequestsGet429ButHealthStillAnswers() throws Exception {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.MAX_CONNECTIONS, 1));
+        try (TestGateway g = TestGateway.start(dir, Map.of("max-connections", 1));
              WsClient held = g.connect("/ws")) {
             HttpClient http = HttpClient.newHttpClient();
             HttpResponse<String> refused = http.send(HttpRequest.newBuilder(

@@ -62,10 +62,10 @@ class OpenAiRuntimeServerTest {
         llm.close();
     }
 
-    private TestGateway gateway(Map<Option, Object> extra) {
-        Map<Option, Object> options = new HashMap<>(Map.of(Option.RUNTIME, "openai",
-                Option.OPENAI_BASE_URL, llm.baseUrl(), Option.MODEL, "gpt-test", Option.OPENAI_API_KEY, KEY,
-                Option.SYSTEM_PROMPT, "You answer food-safety questions.", Option.MODERATION, false));
+    private TestGateway gateway(Map<String, Object> extra) {
+        Map<String, Object> options = new HashMap<>(Map.of("runtime", "openai",
+                "openai-base-url", llm.baseUrl(), "model", "gpt-test", "openai-api-key", KEY,
+                "system-prompt", "You answer food-safety questions.", "moderation", false));
         options.putAll(extra);
         gateway = TestGateway.start(dataDir, options);
         return gateway;
@@ -221,7 +221,7 @@ class OpenAiRuntimeServerTest {
         }
         llm.then(ScriptedOpenAi.text(tokens[calls - 1], "All of them passed."));
 
-        JsonNode usage = dialect.usageOfARun(gateway(Map.of(Option.TOOLS, tools())).port(), "Did they pass?");
+        JsonNode usage = dialect.usageOfARun(gateway(Map.of("tools", tools())).port(), "Did they pass?");
 
         assertThat(llm.requests).hasSize(calls);
         assertThat(usage).isEqualTo(dialect.expected(input, output));
@@ -249,7 +249,7 @@ class OpenAiRuntimeServerTest {
                         + args.path("establishment_id").asText() + "\"}"))
                 .then(ScriptedOpenAi.toolCalls(new Call("call_1", "lookup_inspection", "{\"establishment_id\":\"EST-1\"}")))
                 .then(ScriptedOpenAi.text("EST-1 passed its inspection."));
-        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("tools", tools())).connect("/ws")) {
             List<JsonNode> frames = c.ask("s-tool", "Did EST-1 pass?").untilCompleted();
 
             assertThat(types(frames)).containsSubsequence("tool_call:started", "status:executing_tools",
@@ -283,7 +283,7 @@ class OpenAiRuntimeServerTest {
                         new Call("call_a", "lookup_inspection", "{\"establishment_id\":\"A\"}"),
                         new Call("call_b", "lookup_inspection", "{\"establishment_id\":\"B\"}")))
                 .then(ScriptedOpenAi.text("Both passed."));
-        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("tools", tools())).connect("/ws")) {
             List<JsonNode> frames = c.ask("s-two", "Did A and B pass?").untilCompleted();
 
             assertThat(frames).filteredOn(f -> types(List.of(f)).get(0).equals("tool_call:completed"))
@@ -300,7 +300,7 @@ class OpenAiRuntimeServerTest {
         llm.tool("lookup_inspection", args -> new ToolAnswer(503, "database down"))
                 .then(ScriptedOpenAi.toolCalls(new Call("call_1", "lookup_inspection", "{\"establishment_id\":\"X\"}")))
                 .then(ScriptedOpenAi.text("The records are unavailable."));
-        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("tools", tools())).connect("/ws")) {
             List<JsonNode> frames = c.ask("s-fail", "Check X").untilCompleted();
 
             assertThat(frame(frames, "tool_call:failed").path("result").asText())
@@ -314,7 +314,7 @@ class OpenAiRuntimeServerTest {
         llm.tool("file_report", args -> new ToolAnswer(200, "filed RPT-7"))
                 .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-7\"}")))
                 .then(ScriptedOpenAi.text("Report RPT-7 is filed."));
-        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("tools", tools())).connect("/ws")) {
             List<JsonNode> asked = c.ask("s-approve", "File the report for INS-7")
                     .until(f -> f.path("type").asText().equals("tool_approval_request"));
             JsonNode request = asked.get(asked.size() - 1);
@@ -338,7 +338,7 @@ class OpenAiRuntimeServerTest {
     void aRejectedToolDoesNotRunAndTheModelReadsTheRejection() {
         llm.then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-8\"}")))
                 .then(ScriptedOpenAi.text("Understood, no report."));
-        try (WsClient c = gateway(Map.of(Option.TOOLS, tools())).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("tools", tools())).connect("/ws")) {
             List<JsonNode> asked = c.ask("s-reject", "File the report for INS-8")
                     .until(f -> f.path("type").asText().equals("tool_approval_request"));
             c.send(Json.object().put("type", "tool_approval_response").put("approval_id",
@@ -362,7 +362,7 @@ class OpenAiRuntimeServerTest {
                 .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-9\"}")))
                 .then(ScriptedOpenAi.text("Filed after the restart."));
         String thread = UUID.randomUUID().toString();
-        List<JsonNode> first = AguiHttp.run(gateway(Map.of(Option.TOOLS, tools())).port(),
+        List<JsonNode> first = AguiHttp.run(gateway(Map.of("tools", tools())).port(),
                 AguiHttp.input(thread, "File the report for INS-9"));
         JsonNode interrupt = AguiHttp.last(first).path("outcome").path("interrupts").get(0);
         assertThat(interrupt.path("toolCallId").asText()).isEqualTo("call_r");
@@ -372,7 +372,7 @@ class OpenAiRuntimeServerTest {
         resume.putArray("messages");
         resume.putArray("resume").addObject().put("interruptId", interrupt.path("id").asText())
                 .put("status", "resolved").putObject("payload").put("approved", true);
-        List<JsonNode> events = AguiHttp.run(gateway(Map.of(Option.TOOLS, tools())).port(), resume);
+        List<JsonNode> events = AguiHttp.run(gateway(Map.of("tools", tools())).port(), resume);
 
         assertThat(AguiHttp.first(events, "TOOL_CALL_RESULT").path("content").asText()).isEqualTo("filed RPT-9");
         assertThat(AguiHttp.text(events)).isEqualTo("Filed after the restart.");
@@ -422,7 +422,7 @@ class OpenAiRuntimeServerTest {
         llm.tool("lookup_inspection", args -> new ToolAnswer(200, "again"))
                 .then(ScriptedOpenAi.toolCalls(new Call("c1", "lookup_inspection", "{}")))
                 .then(ScriptedOpenAi.toolCalls(new Call("c2", "lookup_inspection", "{}")));
-        try (WsClient c = gateway(Map.of(Option.TOOLS, tools(), Option.MAX_TOOL_ROUNDS, 1)).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("tools", tools(), "max-tool-rounds", 1)).connect("/ws")) {
             JsonNode error = frame(c.ask("s-rounds", "Loop").untilCompleted(), "error");
 
             assertThat(error.path("error_code").asText()).isEqualTo("upstream_error");
@@ -506,7 +506,7 @@ class OpenAiRuntimeServerTest {
     @MethodSource("failures")
     void anUpstreamFailureEndsTheRunWithUpstreamErrorAndAMessageForTheOperator(Failure failure) {
         failure.script().apply(llm);
-        try (WsClient c = gateway(Map.of(Option.UPSTREAM_TIMEOUT_SECONDS, 1)).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("upstream-timeout-seconds", 1)).connect("/ws")) {
             List<JsonNode> frames = c.ask("s-failure", "Hello").untilCompleted();
 
             JsonNode error = frame(frames, "error");
@@ -519,7 +519,7 @@ class OpenAiRuntimeServerTest {
     @Test
     void anAnswerLongerThanTheTimeoutIsFineWhileTheModelKeepsWriting() {
         llm.then(ScriptedOpenAi.slowText(300, "One, ", "two, ", "three, ", "four, ", "five."));
-        try (WsClient c = gateway(Map.of(Option.UPSTREAM_TIMEOUT_SECONDS, 1)).connect("/ws")) {
+        try (WsClient c = gateway(Map.of("upstream-timeout-seconds", 1)).connect("/ws")) {
             List<JsonNode> frames = c.ask("s-slow", "Count slowly").untilCompleted();
 
             assertThat(types(frames)).doesNotContain("error");
@@ -533,7 +533,7 @@ class OpenAiRuntimeServerTest {
         try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort();
         }
-        try (WsClient c = gateway(Map.of(Option.OPENAI_BASE_URL, "http://127.0.0.1:" + closedPort + "/v1"))
+        try (WsClient c = gateway(Map.of("openai-base-url", "http://127.0.0.1:" + closedPort + "/v1"))
                 .connect("/ws")) {
             JsonNode error = frame(c.ask("s-refused", "Hello").untilCompleted(), "error");
 
@@ -566,7 +566,7 @@ class OpenAiRuntimeServerTest {
     @Test
     void aMissingModelStopsStartUpNamingTheOption() {
         GatewayConfig config = GatewayConfig.builder().set(Option.PORT, 0).set(Option.DATA_DIR, dataDir.toString())
-                .set(Option.RUNTIME, "openai").set(Option.OPENAI_BASE_URL, llm.baseUrl()).build();
+                .set(Option.RUNTIME, "openai").set("openai-base-url", llm.baseUrl()).build();
 
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayServer.builder(config).build())
                 .isInstanceOf(GatewayConfig.ConfigException.class)
@@ -576,8 +576,8 @@ class OpenAiRuntimeServerTest {
     @Test
     void aBadToolStopsStartUpNamingTheToolAndTheField() {
         GatewayConfig config = GatewayConfig.builder().set(Option.PORT, 0).set(Option.DATA_DIR, dataDir.toString())
-                .set(Option.RUNTIME, "openai").set(Option.OPENAI_BASE_URL, llm.baseUrl()).set(Option.MODEL, "m")
-                .set(Option.TOOLS, "[{\"name\":\"weather\",\"url\":\"weather.example\"}]").build();
+                .set(Option.RUNTIME, "openai").set("openai-base-url", llm.baseUrl()).set("model", "m")
+                .set("tools", "[{\"name\":\"weather\",\"url\":\"weather.example\"}]").build();
 
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayServer.builder(config).build())
                 .hasMessage("runtime openai: option --tools: tool 0 (weather): field 'url' must be an absolute http or "

@@ -72,7 +72,7 @@ class RefusedUpgradeTest {
 
     @Test
     void anUpgradeWithoutATokenGets401AndTheConnectionIsClosed() throws IOException {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.JWT_SECRET, AuthServerTest.SECRET))) {
+        try (TestGateway g = TestGateway.start(dir, Map.of("jwt-secret", AuthServerTest.SECRET))) {
             Answer a = upgrade(g.port(), "/hai/ws");
             assertThat(a.statusLine()).startsWith("HTTP/1.1 401");
             assertThat(a.closedByServer()).isTrue();
@@ -81,7 +81,7 @@ class RefusedUpgradeTest {
 
     @Test
     void anUpgradePastTheClientsConnectionLimitGets429AndTheConnectionIsClosed() throws IOException {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.MAX_CONNECTIONS_PER_CLIENT, 1));
+        try (TestGateway g = TestGateway.start(dir, Map.of("max-connections-per-client", 1));
              WsClient held = g.connect("/hai/ws")) {
             Answer a = upgrade(g.port(), "/hai/ws");
             assertThat(a.statusLine()).startsWith("HTTP/1.1 429");

@@ -61,10 +61,10 @@ class SlowConsumerTest {
 
     @Test
     void aClientThatDoesNotReadIsClosedAndTheRunGoesOn() throws Exception {
-        try (TestGateway g = TestGateway.start(dir, Map.of(GatewayConfig.Option.MAX_OUTBOUND_BYTES, 65_536,
+        try (TestGateway g = TestGateway.start(dir, Map.of("max-outbound-bytes", 65_536,
                 // Small kernel buffers, so that what the client does not read stays in the gateway.
-                GatewayConfig.Option.SOCKET_SEND_BUFFER_BYTES, 16_384,
-                GatewayConfig.Option.MAX_OUTBOUND_EVENTS, 1_000_000), new Firehose());
+                "socket-send-buffer-bytes", 16_384,
+                "max-outbound-events", 1_000_000), new Firehose());
              Socket slow = new Socket()) {
             slow.setReceiveBufferSize(4096);
             slow.connect(new InetSocketAddress("127.0.0.1", g.port()), 5000);

@@ -3,7 +3,7 @@ package dev.switchboard.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
-import dev.switchboard.server.store.SqliteConversationStore;
+import dev.switchboard.store.sqlite.SqliteConversationStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -14,17 +14,17 @@ final class TestGateway implements AutoCloseable {
         this.dataDir = dataDir;
     }
 
-    static TestGateway start(Path dataDir, Map<GatewayConfig.Option, Object> options) {
+    static TestGateway start(Path dataDir, Map<String, Object> options) {
         return start(dataDir, options, null);
     }
 
     /** A gateway with this runtime instead of the one the options name (null: theirs). */
-    static TestGateway start(Path dataDir, Map<GatewayConfig.Option, Object> options,
+    static TestGateway start(Path dataDir, Map<String, Object> options,
                              dev.switchboard.core.spi.AgentRuntime runtime) {
         GatewayConfig.Builder b = GatewayConfig.builder()
                 .set(GatewayConfig.Option.PORT, 0)
                 .set(GatewayConfig.Option.DATA_DIR, dataDir.toString())
-                .set(GatewayConfig.Option.DEMO_DELAY_MS, 0)
+                .set("demo-delay-ms", 0)
                 .set(GatewayConfig.Option.SHUTDOWN_GRACE_SECONDS, 1);
         options.forEach(b::set);
         GatewayServer.Builder builder = GatewayServer.builder(b.build());

@@ -131,7 +131,7 @@ class VoiceAssistServerTest {
     @Test
     void quotaExceededAndAuthFailedAreTheMappedCodes() throws Exception {
         Path own = dataDir.resolve("auth");
-        try (TestGateway g = TestGateway.start(own, Map.of(GatewayConfig.Option.JWT_SECRET, AuthServerTest.SECRET))) {
+        try (TestGateway g = TestGateway.start(own, Map.of("jwt-secret", AuthServerTest.SECRET))) {
             String conversation = UUID.randomUUID().toString();
             String alice = AuthServerTest.hs256("alice", Instant.now().plusSeconds(600));
             try (WsClient c = connect(g, conversation, alice)) {
@@ -151,7 +151,7 @@ class VoiceAssistServerTest {
     @Test
     void authenticationRefusesMissingBadAndExpiredTokensAtTheUpgrade() throws Exception {
         Path own = dataDir.resolve("auth2");
-        try (TestGateway g = TestGateway.start(own, Map.of(GatewayConfig.Option.JWT_SECRET, AuthServerTest.SECRET))) {
+        try (TestGateway g = TestGateway.start(own, Map.of("jwt-secret", AuthServerTest.SECRET))) {
             String conversation = UUID.randomUUID().toString();
             assertThat(status(g, conversation, null)).isEqualTo(401);
             assertThat(status(g, conversation, "garbage")).isEqualTo(401);

@@ -1,5 +1,6 @@
 package dev.switchboard.adapter.a2h;
 
+import dev.switchboard.core.spi.OptionSpec;
 import dev.switchboard.core.spi.RestService;
 import dev.switchboard.core.spi.RestServiceProvider;
 import org.slf4j.Logger;
@@ -17,6 +18,12 @@ public final class A2hServiceProvider implements RestServiceProvider {
     @Override
     public String id() {
         return "a2h";
+    }
+
+    @Override
+    public List<OptionSpec> options() {
+        return List.of(OptionSpec.list(API_KEY_OPTION, "API key agents present to the A2H REST endpoints "
+                + "(repeatable); without one only loopback callers are served").alsoFromEnv("SWITCHBOARD_A2H_API_KEYS"));
     }
 
     @Override

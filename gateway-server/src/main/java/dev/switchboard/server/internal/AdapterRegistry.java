@@ -12,10 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.ServiceLoader;
 
 /**
- * The dialects found on the class path, and which serve each WebSocket path. Two providers
+ * The dialects the gateway found (see {@code Plugins}), and which serve each WebSocket path. Two providers
  * with one id stop start-up, naming both classes.
  */
 public final class AdapterRegistry {
@@ -53,11 +52,6 @@ public final class AdapterRegistry {
             }
         }
         log.info("wire adapters: {}", byId.keySet());
-    }
-
-    /** Adapters found by {@link ServiceLoader}. */
-    public static AdapterRegistry load(AdapterContext context) {
-        return new AdapterRegistry(ServiceLoader.load(WireAdapterProvider.class), context);
     }
 
     /** Dialects serving a WebSocket path (empty when none). */

@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.ServiceLoader;
 
 /** The REST services found on the class path, by path prefix; two services on one prefix stop start-up. */
 public final class RestRoutes {
@@ -30,10 +29,10 @@ public final class RestRoutes {
         }
     }
 
-    /** The services of every provider on the class path. */
-    public static RestRoutes load(RestServiceProvider.Context context) {
+    /** The services of these providers. */
+    public static RestRoutes load(List<RestServiceProvider> providers, RestServiceProvider.Context context) {
         List<RestService> services = new ArrayList<>();
-        for (RestServiceProvider p : ServiceLoader.load(RestServiceProvider.class)) {
+        for (RestServiceProvider p : providers) {
             services.add(p.create(context));
         }
         return new RestRoutes(services);

@@ -27,7 +27,8 @@ class AdapterRegistryTest {
 
     @Test
     void serviceLoaderFindsTheHaiDialectOnItsPaths() {
-        AdapterRegistry r = AdapterRegistry.load(AdapterContext.defaults());
+        AdapterRegistry r = new AdapterRegistry(dev.switchboard.server.Plugins.builtIn().providers(
+                dev.switchboard.core.spi.WireAdapterProvider.class), AdapterContext.defaults());
         assertThat(r.all()).containsKey("hai");
         assertThat(r.forPath("/ws")).extracting(WireAdapter::id).contains("hai");
         assertThat(r.forPath("/hai/ws")).extracting(WireAdapter::id).containsExactly("hai");

@@ -1,6 +1,6 @@
 package dev.switchboard.runtime.agui;
 
-import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.Settings;
 
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -31,7 +31,7 @@ record AguiUpstreamConfig(URI url, List<Header> headers, boolean forwardToken, D
      * Reads and checks the options; an {@link IllegalArgumentException} names the option that is
      * missing or wrong and what it accepts.
      */
-    static AguiUpstreamConfig from(AgentRuntimeProvider.Settings settings) {
+    static AguiUpstreamConfig from(Settings settings) {
         String text = settings.get("agui-upstream-url").map(String::strip).filter(s -> !s.isEmpty()).orElseThrow(() ->
                 new IllegalArgumentException("option --agui-upstream-url is required: the URL an AG-UI agent serves "
                         + "runs on, such as http://127.0.0.1:8000/agui"));

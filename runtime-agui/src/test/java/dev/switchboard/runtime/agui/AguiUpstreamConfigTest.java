@@ -1,6 +1,6 @@
 package dev.switchboard.runtime.agui;
 
-import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.Settings;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -15,7 +15,7 @@ class AguiUpstreamConfigTest {
     private final Map<String, String> options = new HashMap<>(Map.of("agui-upstream-url", "http://127.0.0.1:8000/agui"));
 
     private AguiUpstreamConfig config() {
-        return AguiUpstreamConfig.from((AgentRuntimeProvider.Settings) k -> Optional.ofNullable(options.get(k)));
+        return AguiUpstreamConfig.from((Settings) k -> Optional.ofNullable(options.get(k)));
     }
 
     @Test

@@ -1,7 +1,7 @@
 package dev.switchboard.runtime.openai;
 
 import dev.switchboard.core.RiskLevel;
-import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.Settings;
 
 import java.net.URI;
 import java.time.Duration;
@@ -20,7 +20,7 @@ record OpenAiConfig(URI endpoint, String apiKey, String model, String systemProm
      * Reads and checks the options; an {@link IllegalArgumentException} names the option that is
      * missing or wrong and what it accepts.
      */
-    static OpenAiConfig from(AgentRuntimeProvider.Settings settings) {
+    static OpenAiConfig from(Settings settings) {
         String base = settings.get("openai-base-url").map(String::strip).filter(s -> !s.isEmpty()).orElseThrow(() ->
                 new IllegalArgumentException("option --openai-base-url is required: the base URL of an "
                         + "OpenAI-compatible API, such as https://api.openai.com/v1 or http://127.0.0.1:11434/v1"));
@@ -47,7 +47,7 @@ record OpenAiConfig(URI endpoint, String apiKey, String model, String systemProm
                 Collections.unmodifiableMap(byName));
     }
 
-    private static int integer(AgentRuntimeProvider.Settings settings, String key, int fallback, int min, int max) {
+    private static int integer(Settings settings, String key, int fallback, int min, int max) {
         Optional<String> v = settings.get(key);
         if (v.isEmpty()) {
             return fallback;

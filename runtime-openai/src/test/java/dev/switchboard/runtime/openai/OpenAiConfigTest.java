@@ -1,7 +1,7 @@
 package dev.switchboard.runtime.openai;
 
 import dev.switchboard.core.RiskLevel;
-import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.Settings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -19,7 +19,7 @@ class OpenAiConfigTest {
             "openai-base-url", "http://127.0.0.1:11434/v1/", "model", "llama3.1"));
 
     private OpenAiConfig config() {
-        AgentRuntimeProvider.Settings settings = key -> Optional.ofNullable(options.get(key));
+        Settings settings = key -> Optional.ofNullable(options.get(key));
         return OpenAiConfig.from(settings);
     }
 

@@ -6,7 +6,7 @@ import dev.switchboard.core.Json;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.ToolSpec;
-import dev.switchboard.core.spi.AgentRuntimeProvider;
+import dev.switchboard.core.spi.Settings;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -88,7 +88,7 @@ class OpenAiMessagesTest {
     void theRequestStreamsWithUsageAndOffersServerToolsBeforeTheClientsOwn() {
         Map<String, String> options = Map.of("openai-base-url", "http://h/v1", "model", "m", "system-prompt", "Be kind.",
                 "tools", "[{\"name\":\"lookup\",\"description\":\"Looks up\",\"url\":\"http://h/lookup\"}]");
-        OpenAiConfig config = OpenAiConfig.from((AgentRuntimeProvider.Settings) k -> Optional.ofNullable(options.get(k)));
+        OpenAiConfig config = OpenAiConfig.from((Settings) k -> Optional.ofNullable(options.get(k)));
 
         JsonNode body = json(new String(OpenAiMessages.request(config, List.of(user("u1", "Hi")),
                 List.of(new ToolSpec("lookup", "the client's own, shadowed", null),

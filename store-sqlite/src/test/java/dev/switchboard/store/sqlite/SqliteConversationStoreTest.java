@@ -1,4 +1,4 @@
-package dev.switchboard.server.store;
+package dev.switchboard.store.sqlite;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,4 +1,4 @@
-package dev.switchboard.server.demo;
+package dev.switchboard.runtime.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,4 +1,4 @@
-package dev.switchboard.server.auth;
+package dev.switchboard.auth.jwt;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;

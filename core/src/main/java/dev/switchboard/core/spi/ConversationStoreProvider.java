@@ -1,0 +1,17 @@
+package dev.switchboard.core.spi;
+
+import java.nio.file.Path;
+
+/**
+ * Entry point of a store module, found with {@link java.util.ServiceLoader}; its {@link #id()} is the
+ * {@code --store} value that selects it.
+ */
+public interface ConversationStoreProvider extends Plugin {
+    /**
+     * Opens the store, recovering what a crash left. {@code dataDir} is the gateway's data
+     * directory (the host has created and locked it). An {@link IllegalArgumentException} is a
+     * configuration mistake; an {@link IllegalStateException} or {@link java.io.UncheckedIOException}
+     * says in one line why the store cannot be opened.
+     */
+    ConversationStore open(Settings settings, Path dataDir);
+}
