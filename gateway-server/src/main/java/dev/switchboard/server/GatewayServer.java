@@ -91,7 +91,7 @@ public final class GatewayServer {
         this.authenticator = authenticatorFor(config);
         this.moderation = moderationFor(config);
         this.adapters = new AdapterRegistry(config.plugins().providers(WireAdapterProvider.class),
-                AdapterContext.defaults());
+                AdapterContext.defaults().withSettings(config.settings()));
         this.runtime = b.runtime != null ? b.runtime : runtimeFor(config);
         this.givenStore = b.store;
         this.limits = new ConnectionLimits(config.maxConnections(), config.maxConnectionsPerClient());

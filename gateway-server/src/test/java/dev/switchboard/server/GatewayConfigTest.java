@@ -123,8 +123,7 @@ class GatewayConfigTest {
         assertThat(help.indexOf("--a2h-api-key")).isGreaterThan(help.indexOf("REST service a2h options:"));
         assertThat(help.indexOf("Runtime demo options:")).isGreaterThan(help.indexOf("Gateway options:"));
         // Descriptions wrap, so words are compared with the lines joined.
-        assertThat(help.replaceAll("\\s+", " ")).contains("one of " + String.join(", ",
-                        plugins.ids(Plugins.Kind.RUNTIME)) + " (")
+        assertThat(help.replaceAll("\\s+", " ")).contains("one of demo, openai, agui (")
                 .contains("also read from SWITCHBOARD_A2H_API_KEYS")
                 .contains("also read from OPENAI_API_KEY");
         assertThat(plugins.ids(Plugins.Kind.RUNTIME)).contains("demo", "openai", "agui");
