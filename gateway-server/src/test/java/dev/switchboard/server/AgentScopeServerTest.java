@@ -4,16 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Role;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,20 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The AgentScope Agent API on {@code POST /process}, over real HTTP, read as the reference client reads it. */
 class AgentScopeServerTest {
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
     static final HttpClient HTTP = HttpClient.newHttpClient();
-
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
 
     static ObjectNode request(String session, String text) {
         ObjectNode req = Json.object();
@@ -115,7 +101,7 @@ class AgentScopeServerTest {
 
         assertThat(text(events)).contains("chilled food");
         assertThat(events.get(events.size() - 1).path("status").asText()).isEqualTo("completed");
-        assertThat(gateway.server.hub().store().messages(session).get(0)).satisfies(m -> {
+        assertThat(gateway.server().hub().store().messages(session).get(0)).satisfies(m -> {
             assertThat(m.role()).isEqualTo(Role.USER);
             assertThat(m.content()).isEqualTo("What are the storage rules?");
         });
@@ -220,11 +206,11 @@ class AgentScopeServerTest {
             assertThat(deltas).isEqualTo(2);
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-        while (gateway.server.hub().store().messages(session).size() < 2) {
+        while (gateway.server().hub().store().messages(session).size() < 2) {
             assertThat(System.nanoTime()).as("the run finished after its client left").isLessThan(deadline);
             Thread.sleep(50);
         }
-        assertThat(gateway.server.hub().store().messages(session).get(1).content()).contains("chunk 50.");
+        assertThat(gateway.server().hub().store().messages(session).get(1).content()).contains("chunk 50.");
     }
 
     @Test

@@ -1,11 +1,8 @@
 package dev.switchboard.server;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,19 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * warning the client prints fails the flow.
  */
 class AguiOfficialClientTest {
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
-
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
 
     @Test
     void officialClientRunsEveryDemoFlowWithoutWarningOrRejection() throws Exception {

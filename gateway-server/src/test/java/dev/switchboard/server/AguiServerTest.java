@@ -4,9 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Json;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
@@ -23,20 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** AG-UI over the AGORA WebSocket profile and over HTTP+SSE, with real clients on a real socket. */
 class AguiServerTest {
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
     static final HttpClient HTTP = HttpClient.newHttpClient();
-
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
 
     private static ObjectNode input(String threadId, String text) {
         ObjectNode in = Json.object().put("threadId", threadId).put("runId", UUID.randomUUID().toString());

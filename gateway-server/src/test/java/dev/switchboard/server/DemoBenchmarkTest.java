@@ -2,12 +2,9 @@ package dev.switchboard.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -17,19 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The demo agent's {@code benchmark <n>} trigger, the load generator's workload, over a real socket. */
 class DemoBenchmarkTest {
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
-
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
 
     private static List<String> types(List<JsonNode> frames) {
         return frames.stream().map(f -> f.path("type").asText()).toList();

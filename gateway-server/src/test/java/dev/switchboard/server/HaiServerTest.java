@@ -5,16 +5,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.testing.LogCapture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -23,19 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The HAI dialect end to end: the jar's server on a free port and a real WebSocket client. */
 class HaiServerTest {
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
-
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
 
     private static String session() {
         return UUID.randomUUID().toString();
@@ -165,7 +151,7 @@ class HaiServerTest {
         String s = session();
         try (LogCapture logs = LogCapture.of(ConversationHub.class); WsClient c = gateway.connect("/ws")) {
             c.ask(s, "crash now").untilCompleted();
-            String runId = gateway.server.hub().store().events(s, 0, 100).get(0).runId();
+            String runId = gateway.server().hub().store().events(s, 0, 100).get(0).runId();
 
             logs.await(Level.WARN, WsClient.WAIT, "conversation " + s, "run " + runId, "internal_error");
         }

@@ -2,13 +2,10 @@ package dev.switchboard.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.http.WebSocketHandshakeException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -18,19 +15,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 /** Every WebSocket dialect carries the resume cursor on its frames and resumes from it on reconnect. */
 class ResumeTest {
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
-
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
 
     private static long lastSeq(List<JsonNode> frames) {
         return frames.stream().filter(f -> f.has("seq")).mapToLong(f -> f.path("seq").asLong()).max().orElseThrow();

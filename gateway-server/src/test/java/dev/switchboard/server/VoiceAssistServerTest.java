@@ -2,10 +2,8 @@ package dev.switchboard.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.http.WebSocketHandshakeException;
 import java.nio.file.Path;
@@ -23,22 +21,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 class VoiceAssistServerTest {
     static final Pattern ISO_MILLIS_Z = Pattern.compile("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$");
 
-    @TempDir
-    static Path dataDir;
-    static TestGateway gateway;
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
 
-    @BeforeAll
-    static void start() {
-        gateway = TestGateway.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
-
-    private static WsClient connect(TestGateway g, String conversation, String token) {
-        return g.connect("/api/realtime/ws?conversationId=" + conversation + (token == null ? "" : "&token=" + token));
+    private static WsClient connect(int port, String conversation, String token) {
+        return WsClient.connect(port, "/api/realtime/ws?conversationId=" + conversation + (token == null ? "" : "&token=" + token));
     }
 
     private static String message(String content) {
@@ -51,7 +38,7 @@ class VoiceAssistServerTest {
 
     @Test
     void connectedComesFirstWithProtocolVersionAndCapabilities() {
-        try (WsClient c = connect(gateway, UUID.randomUUID().toString(), null)) {
+        try (WsClient c = connect(gateway.port(), UUID.randomUUID().toString(), null)) {
             JsonNode connected = c.next();
             assertThat(connected.path("type").asText()).isEqualTo("connected");
             assertThat(connected.path("protocol_version").asText()).isEqualTo("1.0");
@@ -63,7 +50,7 @@ class VoiceAssistServerTest {
 
     @Test
     void aMessageStreamsChunksWithIncreasingIndexAndCompletesWithCitations() {
-        try (WsClient c = connect(gateway, UUID.randomUUID().toString(), null)) {
+        try (WsClient c = connect(gateway.port(), UUID.randomUUID().toString(), null)) {
             c.next();
             List<JsonNode> frames = untilComplete(c.send(message("What are the food storage rules?")));
             assertThat(frames.get(0).path("type").asText()).isEqualTo("message_start");
@@ -88,7 +75,7 @@ class VoiceAssistServerTest {
 
     @Test
     void toolCallsAndStepsOfARunAreNotSent() {
-        try (WsClient c = connect(gateway, UUID.randomUUID().toString(), null)) {
+        try (WsClient c = connect(gateway.port(), UUID.randomUUID().toString(), null)) {
             c.next();
             List<JsonNode> frames = untilComplete(c.send(message("search the regulations")));
             assertThat(frames).extracting(f -> f.path("type").asText())
@@ -98,7 +85,7 @@ class VoiceAssistServerTest {
 
     @Test
     void pingGetsPongAndWebSocketPingsAreAnswered() {
-        try (WsClient c = connect(gateway, UUID.randomUUID().toString(), null)) {
+        try (WsClient c = connect(gateway.port(), UUID.randomUUID().toString(), null)) {
             c.next();
             JsonNode pong = c.send("{\"type\":\"ping\"}").next();
             assertThat(pong.path("type").asText()).isEqualTo("pong");
@@ -108,7 +95,7 @@ class VoiceAssistServerTest {
 
     @Test
     void everyErrorCodeOfTheSpecsTableAndTheConnectionStaysUsable() {
-        try (WsClient c = connect(gateway, UUID.randomUUID().toString(), null)) {
+        try (WsClient c = connect(gateway.port(), UUID.randomUUID().toString(), null)) {
             c.next();
             assertThat(code(c.send("{\"type\":\"dance\"}").next())).isEqualTo("UNKNOWN_MESSAGE_TYPE");
             assertThat(code(c.send("{broken").next())).isEqualTo("INVALID_MESSAGE_FORMAT");
@@ -130,16 +117,16 @@ class VoiceAssistServerTest {
 
     @Test
     void quotaExceededAndAuthFailedAreTheMappedCodes() throws Exception {
-        Path own = dataDir.resolve("auth");
+        Path own = gateway.dataDir().resolve("auth");
         try (TestGateway g = TestGateway.start(own, Map.of("jwt-secret", AuthServerTest.SECRET))) {
             String conversation = UUID.randomUUID().toString();
             String alice = AuthServerTest.hs256("alice", Instant.now().plusSeconds(600));
-            try (WsClient c = connect(g, conversation, alice)) {
+            try (WsClient c = connect(g.port(), conversation, alice)) {
                 c.next();
                 untilComplete(c.send(message("hello")));
             }
             String bob = AuthServerTest.hs256("bob", Instant.now().plusSeconds(600));
-            try (WsClient c = connect(g, UUID.randomUUID().toString(), bob)) {
+            try (WsClient c = connect(g.port(), UUID.randomUUID().toString(), bob)) {
                 c.next();
                 JsonNode refused = c.send(Json.object().put("type", "message").put("content", "hi")
                         .put("session_id", conversation).toString()).next();
@@ -150,14 +137,14 @@ class VoiceAssistServerTest {
 
     @Test
     void authenticationRefusesMissingBadAndExpiredTokensAtTheUpgrade() throws Exception {
-        Path own = dataDir.resolve("auth2");
+        Path own = gateway.dataDir().resolve("auth2");
         try (TestGateway g = TestGateway.start(own, Map.of("jwt-secret", AuthServerTest.SECRET))) {
             String conversation = UUID.randomUUID().toString();
             assertThat(status(g, conversation, null)).isEqualTo(401);
             assertThat(status(g, conversation, "garbage")).isEqualTo(401);
             assertThat(status(g, conversation, AuthServerTest.hs256("alice", Instant.now().minusSeconds(600))))
                     .isEqualTo(401);
-            try (WsClient c = connect(g, conversation, AuthServerTest.hs256("alice", Instant.now().plusSeconds(600)))) {
+            try (WsClient c = connect(g.port(), conversation, AuthServerTest.hs256("alice", Instant.now().plusSeconds(600)))) {
                 assertThat(c.next().path("type").asText()).isEqualTo("connected");
             }
         }
@@ -173,7 +160,7 @@ class VoiceAssistServerTest {
     @Test
     void anApprovalRaisedFromVoiceAssistIsAnsweredFromHai() throws Exception {
         String conversation = UUID.randomUUID().toString();
-        try (WsClient voice = connect(gateway, conversation, null); WsClient hai = gateway.connect("/hai/ws")) {
+        try (WsClient voice = connect(gateway.port(), conversation, null); WsClient hai = gateway.connect("/hai/ws")) {
             voice.next();
             // The approval is not part of this dialect: VoiceAssist shows nothing until the answer.
             voice.send(message("generate the inspection report"));
@@ -193,14 +180,14 @@ class VoiceAssistServerTest {
     /** Waits until the conversation's run waits for its approval (the store lists it). */
     private static void awaitActiveRun(String conversation) throws InterruptedException {
         long deadline = System.nanoTime() + WsClient.WAIT.toNanos();
-        while (gateway.server.hub().store().pendingApprovals(conversation).isEmpty()) {
+        while (gateway.server().hub().store().pendingApprovals(conversation).isEmpty()) {
             assertThat(System.nanoTime()).as("an approval is pending in " + conversation).isLessThan(deadline);
             Thread.sleep(10);
         }
     }
 
     private static int status(TestGateway g, String conversation, String token) {
-        Throwable t = catchThrowable(() -> connect(g, conversation, token).close());
+        Throwable t = catchThrowable(() -> connect(g.port(), conversation, token).close());
         assertThat(t).hasCauseInstanceOf(WebSocketHandshakeException.class);
         return ((WebSocketHandshakeException) t.getCause()).getResponse().statusCode();
     }
