@@ -196,12 +196,13 @@ public final class GatewayServer {
 
     private RestRoutes restRoutes() {
         try {
-            return RestRoutes.load(new RestServiceProvider.Context(hub, store, new AgentRuntimeProvider.Settings() {
-                @Override
-                public java.util.Optional<String> get(String key) {
-                    return config.get(key);
-                }
-            }));
+            return RestRoutes.load(new RestServiceProvider.Context(hub.conversations(), hub.operatorApprovals(), store,
+                    new AgentRuntimeProvider.Settings() {
+                        @Override
+                        public java.util.Optional<String> get(String key) {
+                            return config.get(key);
+                        }
+                    }));
         } catch (IllegalArgumentException e) {
             throw new GatewayConfig.ConfigException(e.getMessage());
         }
