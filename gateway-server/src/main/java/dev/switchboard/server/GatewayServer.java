@@ -215,7 +215,8 @@ public final class GatewayServer {
     private RestRoutes restRoutes() {
         try {
             return RestRoutes.load(config.plugins().providers(RestServiceProvider.class),
-                    new RestServiceProvider.Context(hub, store, config.settings()));
+                    new RestServiceProvider.Context(hub.conversations(), hub.operatorApprovals(), store,
+                            config.settings()));
         } catch (IllegalArgumentException e) {
             throw new GatewayConfig.ConfigException(e.getMessage());
         }

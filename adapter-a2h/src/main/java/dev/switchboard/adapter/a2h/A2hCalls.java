@@ -3,7 +3,6 @@ package dev.switchboard.adapter.a2h;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
@@ -13,6 +12,7 @@ import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.OperatorApprovals;
 import dev.switchboard.core.spi.RestResponse;
 
 import java.time.Instant;
@@ -60,14 +60,14 @@ final class A2hCalls {
     private static final int MAX_FN_CHARS = 256;
     private static final int MAX_SUBJECT_CHARS = 1_000;
 
-    private final ConversationHub hub;
+    private final OperatorApprovals approvals;
     private final ConversationStore store;
     private final A2hHumans humans;
     private final LongSupplier clock;
     private final Object[] locks = new Object[64];
 
-    A2hCalls(ConversationHub hub, ConversationStore store, A2hHumans humans, LongSupplier clock) {
-        this.hub = hub;
+    A2hCalls(OperatorApprovals approvals, ConversationStore store, A2hHumans humans, LongSupplier clock) {
+        this.approvals = approvals;
         this.store = store;
         this.humans = humans;
         this.clock = clock;
@@ -106,7 +106,7 @@ final class A2hCalls {
             }
             ApprovalRecord asked;
             try {
-                asked = await(hub.requestApproval(conversation, approvalRequest(kind, call)));
+                asked = await(approvals.requestApproval(conversation, approvalRequest(kind, call)));
             } catch (HubUnavailable e) {
                 return A2hService.error(e.error);
             }
@@ -238,7 +238,7 @@ final class A2hCalls {
     RestResponse pending(Kind kind, int limit, int offset) {
         List<ApprovalRecord> mine = new ArrayList<>();
         List<Optional<ObjectNode>> indexed = new ArrayList<>();
-        for (ApprovalRecord a : hub.pendingApprovals(Integer.MAX_VALUE, 0)) {
+        for (ApprovalRecord a : approvals.pendingApprovals(Integer.MAX_VALUE, 0)) {
             Optional<ObjectNode> index = store.document(INDEX, a.approvalId()).map(A2hInput::stored);
             Kind of = index.map(i -> Kind.valueOf(i.get("kind").textValue())).orElse(Kind.FUNCTION_CALL);
             if (of == kind) {
@@ -302,7 +302,7 @@ final class A2hCalls {
         }
         // The answer waits for the decision to be stored, without holding a thread meanwhile.
         String decided = approvalId;
-        return hub.decideAsOperator(approvalId, approved, feedback, body, by)
+        return approvals.decideAsOperator(approvalId, approved, feedback, body, by)
                 .orTimeout(HUB_TIMEOUT_SECONDS, TimeUnit.SECONDS)
                 // Off the hub's thread, which completes the decision: the answer reads the store.
                 .handleAsync((refused, failure) -> {

@@ -35,7 +35,7 @@ public final class A2hServiceProvider implements RestServiceProvider {
                     API_KEY_OPTION, A2hService.HUMANLAYER_PREFIX, A2hService.A2H_PREFIX);
         }
         A2hHumans humans = new A2hHumans(context.store());
-        A2hCalls calls = new A2hCalls(context.hub(), context.store(), humans, System::currentTimeMillis);
+        A2hCalls calls = new A2hCalls(context.approvals(), context.store(), humans, System::currentTimeMillis);
         return new A2hService(keys, calls, humans);
     }
 }

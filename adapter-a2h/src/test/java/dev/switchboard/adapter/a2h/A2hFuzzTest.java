@@ -35,7 +35,8 @@ class A2hFuzzTest {
     private static final ConversationHub HUB = ConversationHub.builder().store(STORE)
             .runtime(new FinishingRuntime()).build();
     private static final A2hService SERVICE = (A2hService) new A2hServiceProvider().create(
-            new RestServiceProvider.Context(HUB, STORE, key -> Optional.empty()));
+            new RestServiceProvider.Context(HUB.conversations(), HUB.operatorApprovals(), STORE,
+                    key -> Optional.empty()));
 
     /**
      * The first byte picks the endpoint (so a seed file is that byte and a JSON body); the rest

@@ -37,7 +37,8 @@ class A2hServiceTest {
     }
 
     private A2hService service(String... keys) {
-        return (A2hService) new A2hServiceProvider().create(new RestServiceProvider.Context(hub, store,
+        return (A2hService) new A2hServiceProvider().create(new RestServiceProvider.Context(hub.conversations(),
+                hub.operatorApprovals(), store,
                 key -> key.equals(A2hServiceProvider.API_KEY_OPTION) && keys.length > 0
                         ? Optional.of(String.join("\n", keys)) : Optional.empty()));
     }

@@ -1,7 +1,5 @@
 package dev.switchboard.core.spi;
 
-import dev.switchboard.core.ConversationHub;
-
 /**
  * Entry point of a REST module, found with {@link java.util.ServiceLoader}; its {@link #id()}
  * names it in logs and errors.
@@ -11,10 +9,18 @@ public interface RestServiceProvider extends Plugin {
     @Override
     String id();
 
-    /** Creates the service with what it may use: the hub, its store and the configuration. */
+    /** Creates the service with what it may use: the hub's narrow interfaces, its store and the configuration. */
     RestService create(Context context);
 
-    /** What a REST service may use. */
-    record Context(ConversationHub hub, ConversationStore store, Settings settings) {
+    /**
+     * What a REST service may use.
+     *
+     * @param conversations the conversations and runs, as a connection uses them
+     * @param approvals     approvals as an operator asks for, lists and decides them
+     * @param store         the store behind the hub
+     * @param settings      the gateway's configuration
+     */
+    record Context(Conversations conversations, OperatorApprovals approvals, ConversationStore store,
+                   Settings settings) {
     }
 }

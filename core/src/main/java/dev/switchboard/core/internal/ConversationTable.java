@@ -1,0 +1,137 @@
+package dev.switchboard.core.internal;
+
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The hub's live conversations: each one's state, loaded from the store on first use and
+ * forgotten when idle, which connections joined which, and the approvals waited for, by id.
+ */
+public final class ConversationTable {
+    private static final long IDLE_EVICT_MS = TimeUnit.MINUTES.toMillis(5);
+
+    private final ConversationStore store;
+    private final LongSupplier clock;
+    private final Map<String, ConversationState> conversations = new ConcurrentHashMap<>();
+    private final Map<Subscriber, Set<String>> memberships = new ConcurrentHashMap<>();
+    /** Approvals a run or an outside asker waits for, by approval id. */
+    final Map<String, PendingApproval> awaited = new ConcurrentHashMap<>();
+
+    public ConversationTable(ConversationStore store, LongSupplier clock) {
+        this.store = store;
+        this.clock = clock;
+    }
+
+    /**
+     * The conversation's live state, loaded from the store on first use. Empty (and the
+     * subscriber told why) when the principal may not use it, or it does not exist and
+     * {@code create} is false.
+     */
+    public Optional<ConversationState> access(String id, Subscriber from, boolean create) {
+        ConversationState c = load(id);
+        synchronized (c) {
+            if (c.retired) {
+                return access(id, from, create);
+            }
+            if (!c.persisted && !create) {
+                from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "conversation", "no conversation " + id));
+                return Optional.empty();
+            }
+            if (c.persisted && !from.principal().mayUse(c.owner)) {
+                from.reject(GatewayError.of(ErrorCode.FORBIDDEN, "conversation " + id + " belongs to another principal"));
+                return Optional.empty();
+            }
+            c.touched = clock.getAsLong();
+        }
+        return Optional.of(c);
+    }
+
+    ConversationState load(String id) {
+        ConversationState c = conversations.get(id);
+        if (c != null) {
+            return c;
+        }
+        // Read outside the map lock; a racing loader's copy loses to the first one put.
+        Optional<ConversationRecord> rec = store.conversation(id);
+        long lastSeq = store.lastSeq(id);
+        List<ApprovalRecord> open = rec.isPresent() ? store.pendingApprovals(id) : List.of();
+        ConversationState fresh = new ConversationState(id, rec.map(ConversationRecord::owner).orElse(null),
+                rec.isPresent(), lastSeq, open, clock.getAsLong());
+        ConversationState prior = conversations.putIfAbsent(id, fresh);
+        return prior != null ? prior : fresh;
+    }
+
+    /** Every conversation in memory. */
+    Collection<ConversationState> all() {
+        return conversations.values();
+    }
+
+    /**
+     * Runs on the store writer: forgets conversations nobody uses, after their writes are stored,
+     * and gives back the seqs they reserved and did not use.
+     */
+    public void evictIdle() {
+        long now = clock.getAsLong();
+        conversations.values().removeIf(c -> {
+            synchronized (c) {
+                if (c.active != null || !c.subscribers.isEmpty() || c.inFlight != 0 || c.pending != 0
+                        || now - c.touched <= IDLE_EVICT_MS) {
+                    return false;
+                }
+                // Before it leaves the map: whoever loads it next reads the released reservation.
+                if (c.reserved > c.lastSeq) {
+                    store.write(new StoreBatch().reserve(c.id, c.lastSeq));
+                }
+                c.retired = true;
+                return true;
+            }
+        });
+    }
+
+    /** Records that the subscriber joins the conversation. */
+    void enter(Subscriber s, String conversationId) {
+        memberships.computeIfAbsent(s, k -> ConcurrentHashMap.newKeySet()).add(conversationId);
+    }
+
+    /** Forgets that the subscriber joined the conversation; its caller removes it from the subscribers. */
+    void leave(Subscriber s, String conversationId) {
+        Set<String> joined = memberships.get(s);
+        if (joined != null) {
+            joined.remove(conversationId);
+        }
+    }
+
+    boolean memberOf(Subscriber s, String conversationId) {
+        Set<String> joined = memberships.get(s);
+        return joined != null && joined.contains(conversationId);
+    }
+
+    /** The subscriber leaves every conversation it joined. */
+    public void leaveAll(Subscriber s) {
+        Set<String> joined = memberships.remove(s);
+        if (joined != null) {
+            for (String id : joined) {
+                ConversationState c = conversations.get(id);
+                if (c != null) {
+                    synchronized (c) {
+                        c.subscribers.remove(s);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,265 @@
+package dev.switchboard.core.internal;
+
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Plural;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * How an event leaves the hub, under its conversation's lock: its {@code seq} (seqs are reserved
+ * in the store ahead of use, see {@link StoreBatch.Reservation}), the conversation's tail, every
+ * subscriber's queue, and the {@link StoreWriter}'s queue with the history messages and approval
+ * states that go with it. {@link ConversationHub} describes the rules these keep.
+ */
+public final class Emitter {
+    /** Logged under the hub's name, as every part of the hub logs. */
+    private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
+    /** Stored events a conversation's tail keeps for resumes that need no store read. */
+    private static final int TAIL_KEPT = 256;
+    /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
+    static final long RESERVATION = 1 << 16;
+
+    private final ConversationStore store;
+    private final StoreWriter writer;
+    private final Executor workers;
+    private final LongSupplier clock;
+    private final ConversationTable table;
+
+    public Emitter(ConversationStore store, StoreWriter writer, Executor workers, LongSupplier clock,
+                   ConversationTable table) {
+        this.store = store;
+        this.writer = writer;
+        this.workers = workers;
+        this.clock = clock;
+        this.table = table;
+    }
+
+    /**
+     * Queues a write for the conversation; the caller holds its lock. {@code committed} (may be
+     * null) runs under the lock once the write is stored.
+     */
+    void writeLocked(ConversationState c, Consumer<StoreBatch> fill, Runnable committed) {
+        c.inFlight++;
+        writer.write(fill, () -> {
+            synchronized (c) {
+                c.inFlight--;
+                if (committed != null) {
+                    committed.run();
+                }
+            }
+        });
+    }
+
+    /** Queues a history message; until it is stored, {@link #messagesOf} reads it from memory. */
+    void writeMessageLocked(ConversationState c, StoreBatch.MessageRow row) {
+        c.unstoredMessages.add(row);
+        writeLocked(c, b -> b.addMessage(row), () -> c.unstoredMessages.remove(row));
+    }
+
+    /** Queues an approval's new state and keeps the conversation's pending approvals in step. */
+    void writeApprovalLocked(ConversationState c, ApprovalRecord a) {
+        if (a.status() == ApprovalRecord.Status.PENDING) {
+            c.open.put(a.approvalId(), a);
+        } else {
+            c.open.remove(a.approvalId());
+        }
+        writeLocked(c, b -> b.putApproval(a), null);
+    }
+
+    /** The conversation's history messages, oldest first: the stored ones, then those on their way. */
+    List<InputMessage> messagesOf(ConversationState c) {
+        List<StoreBatch.MessageRow> unstored;
+        synchronized (c) {
+            unstored = List.copyOf(c.unstoredMessages);
+        }
+        // Read after the copy: a message stored in between is in both, and counted once.
+        List<InputMessage> all = new ArrayList<>(store.messages(c.id));
+        Set<String> ids = new HashSet<>();
+        all.forEach(m -> ids.add(m.id()));
+        for (StoreBatch.MessageRow row : unstored) {
+            if (ids.add(row.message().id())) {
+                all.add(row.message());
+            }
+        }
+        return all;
+    }
+
+    /**
+     * Stamps and emits an event of the run; the caller holds the conversation's lock.
+     * {@code after} (may be null) runs on a worker once every subscriber has it.
+     */
+    void emitLocked(Run run, Event event, Runnable after) {
+        emitLocked(run.conversation, run, event, after);
+    }
+
+    /**
+     * Stamps and emits an event of the conversation, of {@code run} or of no run (null);
+     * the caller holds the conversation's lock. {@code after} (may be null) runs on a worker
+     * once every subscriber has it.
+     */
+    void emitLocked(ConversationState c, Run run, Event event, Runnable after) {
+        emitLocked(c, run, run == null ? null : run.request.runId(), event, after);
+    }
+
+    /**
+     * The one way an event leaves the hub: it gets the conversation's next seq (reserving more
+     * first when the reservation is used up), joins the tail, goes to every subscriber's queue and
+     * is queued for the store.
+     */
+    void emitLocked(ConversationState c, Run run, String runId, Event event, Runnable after) {
+        long seq = c.lastSeq + 1;
+        if (seq > c.reserved) {
+            // Stored before any client may see the seq: a restart after a crash starts above it.
+            long upTo = seq + RESERVATION - 1;
+            store.write(new StoreBatch().reserve(c.id, upTo));
+            c.reserved = upTo;
+        }
+        c.lastSeq = seq;
+        Envelope env = new Envelope(c.id, runId, seq, clock.getAsLong(), event);
+        Object prepared = store.prepare(env);
+        StoreBatch.MessageRow row = messageOf(env);
+        if (row != null) {
+            c.unstoredMessages.add(row);
+            if (run != null) {
+                run.ownMessages.add(row.message().id());
+            }
+        }
+        ApprovalRecord approval = null;
+        if (event instanceof Event.ApprovalRequested a) {
+            approval = new ApprovalRecord(c.id, runId, seq, a, ApprovalRecord.Status.PENDING, null, null, null);
+            c.open.put(a.approvalId(), approval);
+        }
+        if (event.kind() == Event.Kind.RUN_STARTED) {
+            c.newestRunStart = seq;
+        }
+        c.tail.addLast(env);
+        fanOutLocked(c, env);
+        ApprovalRecord pending = approval;
+        writeLocked(c, b -> {
+            b.addEvent(env, prepared);
+            if (row != null) {
+                b.addMessage(row);
+            }
+            if (pending != null) {
+                b.putApproval(pending);
+            }
+        }, () -> {
+            if (row != null) {
+                c.unstoredMessages.remove(row);
+            }
+            stored(c, seq);
+        });
+        if (after != null) {
+            workers.execute(after);
+        }
+    }
+
+    /** Event {@code seq} and all before it are stored: the tail keeps only what resumes need. */
+    private static void stored(ConversationState c, long seq) {
+        ArrayDeque<Envelope> tail = c.tail;
+        while (tail.size() > TAIL_KEPT && tail.peekFirst().seq() <= seq) {
+            tail.pollFirst();
+        }
+    }
+    /** The history message an event adds, if any. */
+    private static StoreBatch.MessageRow messageOf(Envelope env) {
+        Event e = env.event();
+        InputMessage m;
+        switch (e.kind()) {
+            case MESSAGE_COMPLETED -> {
+                Event.MessageCompleted mc = (Event.MessageCompleted) e;
+                m = InputMessage.text(mc.messageId(), Role.ASSISTANT, mc.text());
+            }
+            case TOOL_CALL_COMPLETED -> {
+                Event.ToolCallCompleted tc = (Event.ToolCallCompleted) e;
+                // Keyed by the tool call id: AG-UI clients name the message of a parentless call so,
+                // and send it back with the history of the next run.
+                m = new InputMessage(tc.toolCallId(), Role.ASSISTANT, "",
+                        List.of(new ToolCallRef(tc.toolCallId(), tc.toolName(), tc.arguments().toString())), null, null);
+            }
+            case TOOL_RESULT -> {
+                Event.ToolResult tr = (Event.ToolResult) e;
+                m = new InputMessage(tr.messageId(), Role.TOOL, tr.content(), List.of(), tr.toolCallId(), tr.toolName());
+            }
+            default -> {
+                return null;
+            }
+        }
+        return new StoreBatch.MessageRow(env.conversationId(), env.runId(), m, env.timestamp());
+    }
+
+    /** Hands the event to every subscriber of the conversation; the caller holds its lock. */
+    private void fanOutLocked(ConversationState c, Envelope env) {
+        List<Subscriber> subs = c.subscribers;
+        for (int i = 0; i < subs.size(); i++) {
+            Subscriber s = subs.get(i);
+            if (!s.deliver(env)) {
+                subs.remove(i--);
+                table.leave(s, c.id);
+                s.overflowed();
+            }
+        }
+    }
+
+
+    /**
+     * Waits while the store writer is too far behind; call it holding no conversation's lock
+     * (see {@link StoreWriter#awaitRoom}).
+     */
+    void awaitRoom() {
+        writer.awaitRoom();
+    }
+
+    /** Runs {@code action} once every write queued so far is stored. */
+    void runAfterQueuedWrites(Runnable action) {
+        writer.run(action);
+    }
+
+    /** Completes with {@code value} once every write queued so far is stored. */
+    <T> CompletableFuture<T> afterQueuedWrites(T value) {
+        CompletableFuture<T> stored = new CompletableFuture<>();
+        writer.run(() -> stored.complete(value));
+        return stored;
+    }
+
+    /**
+     * After a clean stop every event is stored: gives back the seqs each conversation reserved and
+     * did not use, so the next start goes on without a gap.
+     */
+    public void releaseReservations() {
+        StoreBatch released = new StoreBatch();
+        for (ConversationState c : table.all()) {
+            synchronized (c) {
+                if (c.reserved > c.lastSeq) {
+                    released.reserve(c.id, c.lastSeq);
+                    c.reserved = c.lastSeq;
+                }
+            }
+        }
+        try {
+            store.write(released);
+        } catch (RuntimeException e) {
+            log.warn("could not give back {} of reserved seqs; their next events skip them",
+                    Plural.of(released.reservations().size(), "conversation"), e);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package dev.switchboard.core.internal;
+
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ApprovalRequest;
+import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.spi.RunHandle;
+import dev.switchboard.core.spi.RunRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/** One active run and its context; the conversation's monitor guards its state. */
+final class Run implements RunContext {
+    /** Logged under the hub's name, as every part of the hub logs. */
+    private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
+
+    private final Runs runs;
+    private final Emitter emitter;
+    final ConversationState conversation;
+    final RunRequest request;
+    final Set<String> ownMessages = new HashSet<>();
+    final List<PendingApproval> waiting = new ArrayList<>(1);
+    RunHandle handle;
+    boolean ended;
+    /** The hub is stopping the run: the runtime is told first, and nothing it emits or ends counts now. */
+    boolean stopping;
+    /** The seq of the run's RunStarted; 0 until it is emitted. */
+    long startSeq;
+
+    Run(Runs runs, ConversationState conversation, RunRequest request) {
+        this.runs = runs;
+        this.emitter = runs.emitter;
+        this.conversation = conversation;
+        this.request = request;
+    }
+
+    void launch() {
+        begin(() -> runs.runtime.start(request, this));
+    }
+
+    void continueWith(List<ApprovalRecord> decided) {
+        begin(() -> runs.runtime.resume(request, decided, this));
+    }
+
+    private void begin(Supplier<RunHandle> starter) {
+        RunHandle h;
+        try {
+            h = starter.get();
+        } catch (RuntimeException e) {
+            log.error("runtime {} failed to start run {}", runs.runtime.id(), request.runId(), e);
+            fail(ErrorCode.INTERNAL, "the agent runtime failed to start the run");
+            return;
+        }
+        boolean cancelNow;
+        synchronized (conversation) {
+            handle = h;
+            cancelNow = ended || stopping;
+        }
+        if (cancelNow && h != null) {
+            h.cancel();
+        }
+    }
+
+    @Override
+    public void emit(Event event) {
+        switch (event.kind()) {
+            case RUN_STARTED, RUN_FINISHED, RUN_FAILED -> throw new IllegalArgumentException(
+                    event.kind() + " is emitted by the hub; call finish() or fail()");
+            default -> {
+            }
+        }
+        emitter.awaitRoom();
+        synchronized (conversation) {
+            if (!ended && !stopping) {
+                emitter.emitLocked(this, event, null);
+            }
+        }
+    }
+
+    @Override
+    public CompletionStage<ApprovalDecision> requestApproval(ApprovalRequest r) {
+        PendingApproval p;
+        synchronized (conversation) {
+            if (ended || stopping) {
+                return CompletableFuture.failedFuture(new CancellationException("the run has ended"));
+            }
+            Event.ApprovalRequested event = new Event.ApprovalRequested(Ids.next("appr"), r.toolCallId(),
+                    r.toolName(), r.description(), r.arguments(), r.reasoning(), r.risk());
+            ApprovalRecord rec = new ApprovalRecord(conversation.id, request.runId(), conversation.lastSeq + 1,
+                    event, ApprovalRecord.Status.PENDING, null, null, null);
+            p = new PendingApproval(rec, conversation, this);
+            waiting.add(p);
+            conversation.pending++;
+            runs.table.awaited.put(event.approvalId(), p);
+            emitter.emitLocked(this, event, null);
+        }
+        if (runs.shuttingDown()) {
+            suspendIfWaiting();
+        }
+        return p.decision.copy();
+    }
+
+    /** Records a decision once; false if the approval was decided already. */
+    boolean resolve(PendingApproval p, ApprovalDecision d) {
+        synchronized (conversation) {
+            if (!waiting.remove(p)) {
+                return false;
+            }
+            runs.table.awaited.remove(p.record.approvalId());
+            conversation.pending--;
+            ApprovalRecord decided = p.record.decided(d.approved(), d.feedback(), d.decidedBy().id(),
+                    runs.clock.getAsLong());
+            emitter.writeApprovalLocked(conversation, decided);
+            emitter.emitLocked(this, new Event.ApprovalResolved(p.record.approvalId(), d.approved(), d.feedback(),
+                    d.decidedBy().id()), () -> p.decision.complete(d));
+        }
+        return true;
+    }
+
+    @Override
+    public void finish() {
+        end(new Event.RunFinished(), false);
+    }
+
+    /** A failure the runtime reports (its agent's, its upstream's, or its own): the operator hears of it. */
+    @Override
+    public void fail(ErrorCode code, String message) {
+        Event.RunFailed failed = new Event.RunFailed(code, message);
+        if (end(failed, false)) {
+            log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
+                    code.wireCode(), failed.message());
+        }
+    }
+
+    /** Stops the run for its client or for shutdown: routine, logged at INFO. */
+    void cancel(ErrorCode code, String message) {
+        cancelIf(() -> true, code, message);
+    }
+
+    /**
+     * Ends the run for a shutdown if all it does is wait for a decision (see
+     * {@link RunContext#requestApproval}): its approvals stay pending, to be answered after the restart.
+     */
+    void suspendIfWaiting() {
+        cancelIf(() -> !waiting.isEmpty(), ErrorCode.UNAVAILABLE, "the gateway shut down while the run waited for "
+                + "an approval; answer it once the gateway is back and the run continues");
+    }
+
+    /** Cancels the run if it is still going and, checked under the conversation's lock, {@code condition} holds. */
+    private void cancelIf(BooleanSupplier condition, ErrorCode code, String message) {
+        RunHandle h;
+        synchronized (conversation) {
+            if (ended || stopping || !condition.getAsBoolean()) {
+                return;
+            }
+            stopping = true;
+            h = handle;
+        }
+        log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id, code.wireCode(),
+                message);
+        // The runtime hears of it before anyone sees the run end (outside the lock: it may take a while).
+        if (h != null) {
+            try {
+                h.cancel();
+            } catch (RuntimeException e) {
+                log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
+            }
+        }
+        end(new Event.RunFailed(code, message), true);
+    }
+
+    /**
+     * Ends the run with its terminal event; false if it had ended already, or if the runtime
+     * ends it ({@code byHub} false) while the hub is stopping it.
+     */
+    private boolean end(Event terminal, boolean byHub) {
+        synchronized (conversation) {
+            if (ended || stopping && !byHub) {
+                return false;
+            }
+            ended = true;
+            List<PendingApproval> abandoned = new ArrayList<>(waiting);
+            waiting.clear();
+            // Before the terminal event reaches anyone: whoever sees the run end finds its
+            // approvals' decisions ended too. The run has ended, so nothing it emits now counts.
+            for (PendingApproval p : abandoned) {
+                p.decision.completeExceptionally(new CancellationException("the run ended before a decision"));
+            }
+            emitter.emitLocked(this, terminal, null);
+            conversation.active = null;
+            runs.activeRuns.decrementAndGet();
+            // A run stopped by shutdown leaves its approvals pending in the store: answered
+            // after a restart, they continue the work in a new run.
+            boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
+            for (PendingApproval p : abandoned) {
+                runs.table.awaited.remove(p.record.approvalId());
+                conversation.pending--;
+                if (!keep) {
+                    ApprovalRecord gone = p.record.cancelled("the run ended before a decision", runs.clock.getAsLong());
+                    emitter.writeApprovalLocked(conversation, gone);
+                }
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public boolean isDone() {
+        synchronized (conversation) {
+            return ended || stopping;
+        }
+    }
+
+    @Override
+    public List<InputMessage> history() {
+        Set<String> own;
+        synchronized (conversation) {
+            own = Set.copyOf(ownMessages);
+        }
+        List<InputMessage> all = emitter.messagesOf(conversation);
+        List<InputMessage> out = new ArrayList<>(all.size());
+        for (InputMessage m : all) {
+            if (!own.contains(m.id())) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,381 @@
+package dev.switchboard.core.internal;
+
+import dev.switchboard.core.Command;
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Moderation;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.RateLimiter;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.AgentRuntime;
+import dev.switchboard.core.spi.ApprovalDecision;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.spi.StoreBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * The hub's runs: one at a time per conversation, started by a client (moderated and rate
+ * limited), cancelled by it, continued when its approvals are answered (in the same run, or in a
+ * new one when the run did not survive a restart), and stopped when the gateway stops.
+ */
+public final class Runs {
+    /** Logged under the hub's name, as every part of the hub logs. */
+    private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
+
+    final AgentRuntime runtime;
+    final Emitter emitter;
+    final ConversationTable table;
+    final LongSupplier clock;
+    final AtomicInteger activeRuns = new AtomicInteger();
+    private final ConversationStore store;
+    private final Replay replay;
+    private final Moderation moderation;
+    private final RateLimiter runLimiter;
+    private volatile boolean shuttingDown;
+
+    public Runs(ConversationStore store, AgentRuntime runtime, Moderation moderation, RateLimiter runLimiter,
+                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay) {
+        this.store = store;
+        this.runtime = runtime;
+        this.moderation = moderation;
+        this.runLimiter = runLimiter;
+        this.clock = clock;
+        this.table = table;
+        this.emitter = emitter;
+        this.replay = replay;
+    }
+
+    /** Runs in progress. */
+    public int activeRuns() {
+        return activeRuns.get();
+    }
+
+    /** Whether the gateway is stopping: no run starts from now on. */
+    boolean shuttingDown() {
+        return shuttingDown;
+    }
+
+    /**
+     * Ends the runs the store shows started and never ended (the gateway stopped under them,
+     * even with kill -9) with a RunFailed a resuming client sees. Their pending approvals stay
+     * pending: answered, they continue the work in a new run.
+     */
+    public void failInterruptedRuns() {
+        for (Envelope started : store.unfinishedRuns()) {
+            ConversationState c = table.load(started.conversationId());
+            synchronized (c) {
+                c.newestRunStart = Math.max(c.newestRunStart, started.seq());
+                emitter.emitLocked(c, null, started.runId(), new Event.RunFailed(ErrorCode.UNAVAILABLE,
+                        "the gateway stopped while this run was active; start it again"), null);
+            }
+            log.info("run {} of conversation {} was interrupted by a stop of the gateway; marked failed",
+                    started.runId(), started.conversationId());
+        }
+    }
+
+    public void startRun(Command.StartRun cmd, Subscriber from) {
+        ConversationState c = table.access(cmd.conversationId(), from, true).orElse(null);
+        if (c == null) {
+            return;
+        }
+        List<InputMessage> fresh = newMessages(c, cmd.messages());
+        if (fresh.stream().noneMatch(m -> m.role() == Role.USER || m.role() == Role.TOOL)) {
+            from.reject(GatewayError.field(ErrorCode.MISSING_FIELD, "messages",
+                    "a run needs a new user message (or a tool result); every message given is already in the conversation"));
+            return;
+        }
+        for (InputMessage m : fresh) {
+            if (m.role() == Role.USER) {
+                Optional<String> word = moderation.firstBlocked(m.content());
+                if (word.isPresent()) {
+                    from.reject(new GatewayError(ErrorCode.MODERATION, "the message contains prohibited content",
+                            Map.of("blocked_pattern", "profanity")));
+                    return;
+                }
+            }
+        }
+        Principal principal = from.principal();
+        Run run;
+        synchronized (c) {
+            if (shuttingDown) {
+                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+                return;
+            }
+            if (c.active != null) {
+                // The person still joins the conversation: they see the active run from here on,
+                // and its pending approvals, which they may answer.
+                replay.subscribe(c, from, -1, true);
+                from.reject(busy(c));
+                return;
+            }
+            long wait = runLimiter.acquire(from.clientKey());
+            if (wait > 0) {
+                from.reject(new GatewayError(ErrorCode.RATE_LIMITED, "too many runs started; try again in " + wait
+                        + " s", Map.of("retry_after_seconds", Long.toString(wait))));
+                return;
+            }
+            String runId = cmd.runId() != null ? cmd.runId() : Ids.next("run");
+            RunRequest request = new RunRequest(c.id, runId, cmd.parentRunId(), principal, fresh,
+                    cmd.tools(), cmd.context(), cmd.state(), cmd.forwardedProps(), cmd.metadata());
+            run = new Run(this, c, request);
+            c.active = run;
+            activeRuns.incrementAndGet();
+            if (!c.persisted) {
+                c.persisted = true;
+                c.owner = principal.ownerKey();
+                ConversationRecord rec = new ConversationRecord(c.id, c.owner, clock.getAsLong());
+                emitter.writeLocked(c, b -> b.addConversation(rec), null);
+                String owner = c.owner;
+                // Connections that joined before the conversation existed stay only if they may use it.
+                c.subscribers.removeIf(s -> {
+                    boolean foreign = !s.principal().mayUse(owner);
+                    if (foreign) {
+                        table.leave(s, c.id);
+                        s.reject(GatewayError.of(ErrorCode.FORBIDDEN, "conversation " + c.id
+                                + " was created by another principal"));
+                    }
+                    return foreign;
+                });
+            }
+            replay.subscribe(c, from, -1, true);
+            long now = clock.getAsLong();
+            for (InputMessage m : fresh) {
+                run.ownMessages.add(m.id());
+                emitter.writeMessageLocked(c, new StoreBatch.MessageRow(c.id, runId, m, now));
+            }
+            emitter.emitLocked(run, new Event.RunStarted(cmd.parentRunId()), run::launch);
+            run.startSeq = c.lastSeq;
+        }
+    }
+
+    public void cancel(Command.CancelRun cmd, Subscriber from) {
+        ConversationState c = table.access(cmd.conversationId(), from, false).orElse(null);
+        if (c == null) {
+            return;
+        }
+        Run run;
+        synchronized (c) {
+            run = c.active;
+            if (run == null || (cmd.runId() != null && !cmd.runId().equals(run.request.runId()))) {
+                from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "run_id", "no active run to cancel"));
+                return;
+            }
+        }
+        run.cancel(ErrorCode.CANCELLED, "the run was cancelled");
+    }
+
+
+    public void resume(Command.Resume cmd, Subscriber from) {
+        ConversationState c = table.access(cmd.conversationId(), from, false).orElse(null);
+        if (c == null) {
+            return;
+        }
+        Run run;
+        List<PendingApproval> waiting;
+        synchronized (c) {
+            run = c.active;
+            waiting = run == null ? List.of() : List.copyOf(run.waiting);
+        }
+        if (run == null) {
+            continueOrphans(c, cmd.decisions(), from, true);
+            return;
+        }
+        if (waiting.isEmpty()) {
+            from.reject(busy(c));
+            return;
+        }
+        Set<String> pendingIds = new HashSet<>();
+        waiting.forEach(p -> pendingIds.add(p.record.approvalId()));
+        if (!sameIds(pendingIds, cmd.decisions(), from)) {
+            return;
+        }
+        for (Command.DecideApproval d : cmd.decisions()) {
+            PendingApproval p = table.awaited.get(d.approvalId());
+            ApprovalDecision decision = new ApprovalDecision(d.approvalId(), d.approved(), d.feedback(), d.payload(),
+                    from.principal());
+            if (p == null || !p.run.resolve(p, decision)) {
+                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                        "approval " + d.approvalId() + " was already decided"));
+                return;
+            }
+        }
+    }
+
+    /** True when the decisions answer exactly these pending approvals; else tells the subscriber. */
+    private static boolean sameIds(Set<String> pending, List<Command.DecideApproval> decisions, Subscriber from) {
+        Set<String> given = new HashSet<>();
+        for (Command.DecideApproval d : decisions) {
+            if (!given.add(d.approvalId())) {
+                from.reject(GatewayError.field(ErrorCode.INVALID_FIELD, "approval_id",
+                        "approval " + d.approvalId() + " is answered twice"));
+                return false;
+            }
+        }
+        if (!given.equals(pending)) {
+            Set<String> missing = new TreeSet<>(pending);
+            missing.removeAll(given);
+            Set<String> unknown = new TreeSet<>(given);
+            unknown.removeAll(pending);
+            from.reject(new GatewayError(ErrorCode.INVALID_FIELD,
+                    "a resume must answer every pending approval of the thread and nothing else"
+                            + (missing.isEmpty() ? "" : "; unanswered: " + missing)
+                            + (unknown.isEmpty() ? "" : "; not pending: " + unknown),
+                    Map.of("field", "resume")));
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Answers approvals that are pending in the store but whose run did not survive a restart:
+     * the decisions are recorded and the runtime continues the work in a new run.
+     */
+    void continueOrphans(ConversationState c, List<Command.DecideApproval> decisions, Subscriber from, boolean join) {
+        List<ApprovalRecord> pending;
+        synchronized (c) {
+            pending = c.open.values().stream().filter(a -> a.runId() != null).toList();
+        }
+        if (pending.isEmpty()) {
+            from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id",
+                    "conversation " + c.id + " has no run waiting for an approval"));
+            return;
+        }
+        String oldRun = pending.get(0).runId();
+        Set<String> ids = new HashSet<>();
+        pending.stream().filter(a -> Objects.equals(a.runId(), oldRun)).forEach(a -> ids.add(a.approvalId()));
+        if (!sameIds(ids, decisions, from)) {
+            return;
+        }
+        long now = clock.getAsLong();
+        List<ApprovalRecord> decided = new ArrayList<>();
+        for (Command.DecideApproval d : decisions) {
+            ApprovalRecord rec = pending.stream().filter(a -> a.approvalId().equals(d.approvalId())).findFirst()
+                    .orElseThrow();
+            decided.add(rec.decided(d.approved(), d.feedback(), from.principal().id(), now));
+        }
+        Run run;
+        synchronized (c) {
+            if (shuttingDown) {
+                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+                return;
+            }
+            if (c.active != null) {
+                from.reject(busy(c));
+                return;
+            }
+            RunRequest request = new RunRequest(c.id, Ids.next("run"), oldRun, from.principal(), List.of(),
+                    List.of(), null, null, null, null);
+            run = new Run(this, c, request);
+            c.active = run;
+            activeRuns.incrementAndGet();
+            if (join) {
+                replay.subscribe(c, from, -1, false);
+            }
+            emitter.emitLocked(run, new Event.RunStarted(oldRun), null);
+            run.startSeq = c.lastSeq;
+            for (int i = 0; i < decided.size(); i++) {
+                ApprovalRecord a = decided.get(i);
+                emitter.writeApprovalLocked(c, a);
+                Runnable then = i == decided.size() - 1 ? () -> run.continueWith(decided) : null;
+                emitter.emitLocked(run, new Event.ApprovalResolved(a.approvalId(), a.status() == ApprovalRecord.Status.APPROVED,
+                        a.feedback(), a.decidedBy()), then);
+            }
+        }
+    }
+
+    /** The BUSY error for a conversation with an active run, naming what it waits for. */
+    private static GatewayError busy(ConversationState c) {
+        Run run = c.active;
+        if (!run.waiting.isEmpty()) {
+            List<String> ids = run.waiting.stream().map(p -> p.record.approvalId()).toList();
+            return new GatewayError(ErrorCode.BUSY, "conversation " + c.id + " has a run waiting for approval "
+                    + String.join(", ", ids) + "; answer it before starting another run",
+                    Map.of("run_id", run.request.runId(), "approval_ids", String.join(",", ids)));
+        }
+        return new GatewayError(ErrorCode.BUSY, "a run is already active in conversation " + c.id,
+                Map.of("run_id", run.request.runId()));
+    }
+
+    /** The given messages that the conversation does not hold yet (clients may resend history). */
+    private List<InputMessage> newMessages(ConversationState c, List<InputMessage> given) {
+        boolean stored;
+        synchronized (c) {
+            stored = c.persisted;
+        }
+        if (!stored) {
+            return given;
+        }
+        Set<String> known = new HashSet<>();
+        for (InputMessage m : emitter.messagesOf(c)) {
+            known.add(m.id());
+        }
+        List<InputMessage> out = new ArrayList<>(given.size());
+        for (InputMessage m : given) {
+            if (!known.contains(m.id())) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Refuses new runs and new approvals from now on; a run that asks for an approval from now on
+     * suspends itself (see {@link Run#suspendIfWaiting}).
+     */
+    public void refuseNew() {
+        shuttingDown = true;
+    }
+
+    /**
+     * After {@link #refuseNew}: suspends at once every run that only waits for an approval, lets
+     * the other runs finish within {@code grace} and fails the rest.
+     */
+    public void stopAll(Duration grace) {
+        forEachActive(Run::suspendIfWaiting);
+        long deadline = System.nanoTime() + grace.toNanos();
+        while (activeRuns.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        forEachActive(run -> run.cancel(ErrorCode.UNAVAILABLE, "the gateway shut down before the run finished"));
+    }
+
+    private void forEachActive(Consumer<Run> action) {
+        for (ConversationState c : table.all()) {
+            Run run;
+            synchronized (c) {
+                run = c.active;
+            }
+            if (run != null) {
+                action.accept(run);
+            }
+        }
+    }
+}
