@@ -87,6 +87,11 @@ public final class GatewayServer {
 
     private GatewayServer(Builder b) {
         this.config = b.config;
+        for (Plugins.Found f : config.plugins().all()) {
+            if (!f.origin().equals(Plugins.BUILT_IN)) {
+                log.info("plugin {} loaded from {}", f.kind().noun() + " " + f.provider().id(), f.origin());
+            }
+        }
         // Configuration mistakes first, before anything is opened or started.
         this.authenticator = authenticatorFor(config);
         this.moderation = moderationFor(config);

@@ -69,7 +69,8 @@ public final class Plugins {
     public record OptionGroup(String title, List<OptionSpec> options) {
     }
 
-    private static final String BUILT_IN = "built in";
+    /** The origin of the providers on the gateway's own class path. */
+    public static final String BUILT_IN = "built in";
 
     private static volatile Plugins builtIn;
 
