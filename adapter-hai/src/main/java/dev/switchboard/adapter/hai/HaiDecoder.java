@@ -3,8 +3,6 @@ package dev.switchboard.adapter.hai;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Command;
-import dev.switchboard.core.ErrorCode;
-import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
@@ -13,10 +11,8 @@ import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.JsonInput.Refused;
 
 import java.util.List;
-import java.util.Map;
 
 import static dev.switchboard.core.spi.JsonInput.absent;
-import static dev.switchboard.core.spi.JsonInput.echo;
 import static dev.switchboard.core.spi.JsonInput.invalid;
 import static dev.switchboard.core.spi.JsonInput.missing;
 import static dev.switchboard.core.spi.JsonInput.optionalBoolean;
@@ -26,6 +22,7 @@ import static dev.switchboard.core.spi.JsonInput.parseObject;
 import static dev.switchboard.core.spi.JsonInput.requiredBoolean;
 import static dev.switchboard.core.spi.JsonInput.requiredId;
 import static dev.switchboard.core.spi.JsonInput.requiredText;
+import static dev.switchboard.core.spi.JsonInput.unknownType;
 
 /**
  * Turns client-to-server HAI messages (spec "Message Types" 1 and 6) into commands, refusing
@@ -72,9 +69,7 @@ final class HaiDecoder {
             return switch (type.textValue()) {
                 case USER_MESSAGE -> userMessage(root);
                 case TOOL_APPROVAL_RESPONSE -> toolApprovalResponse(root);
-                default -> new Decoded.Failure(new GatewayError(ErrorCode.UNKNOWN_TYPE,
-                        "unknown message type \"" + echo(type) + "\"; a client sends " + TYPES,
-                        Map.of("type", echo(type))));
+                default -> unknownType(type, TYPES);
             };
         } catch (Refused r) {
             return r.failure();

@@ -16,12 +16,12 @@ import java.util.List;
 import java.util.Map;
 
 import static dev.switchboard.core.spi.JsonInput.absent;
-import static dev.switchboard.core.spi.JsonInput.echo;
 import static dev.switchboard.core.spi.JsonInput.missing;
 import static dev.switchboard.core.spi.JsonInput.optionalText;
 import static dev.switchboard.core.spi.JsonInput.parseObject;
 import static dev.switchboard.core.spi.JsonInput.requiredText;
 import static dev.switchboard.core.spi.JsonInput.textRule;
+import static dev.switchboard.core.spi.JsonInput.unknownType;
 
 /**
  * Turns client-to-server VoiceAssist messages (spec "Client → Server Messages": {@code message}
@@ -61,9 +61,7 @@ final class VoiceAssistDecoder {
             return switch (type.textValue()) {
                 case MESSAGE -> message(root);
                 case PING -> Decoded.of(new Command.Ping());
-                default -> new Decoded.Failure(new GatewayError(ErrorCode.UNKNOWN_TYPE,
-                        "unknown message type \"" + echo(type) + "\"; a client sends " + TYPES,
-                        Map.of("type", echo(type))));
+                default -> unknownType(type, TYPES);
             };
         } catch (Refused r) {
             return r.failure();

@@ -6,6 +6,8 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 
+import java.util.Map;
+
 /**
  * Field checks shared by the decoders of JSON dialects. Each reads one field of an object and
  * throws {@link Refused}, carrying a MISSING_FIELD or INVALID_FIELD failure that names the field
@@ -66,6 +68,12 @@ public final class JsonInput {
             throw refused(ErrorCode.INVALID_JSON, notAnObject);
         }
         return root;
+    }
+
+    /** UNKNOWN_TYPE for a message whose {@code type} the dialect does not take; {@code accepted} lists those it does. */
+    public static Decoded.Failure unknownType(JsonNode type, String accepted) {
+        return new Decoded.Failure(new GatewayError(ErrorCode.UNKNOWN_TYPE,
+                "unknown message type \"" + echo(type) + "\"; a client sends " + accepted, Map.of("type", echo(type))));
     }
 
     public static String requiredString(JsonNode obj, String name, String at) throws Refused {
