@@ -43,10 +43,13 @@ public final class VoiceAssistAdapter implements WireAdapter {
         return false;
     }
 
-    /** Refuses an upgrade whose {@code conversationId} query parameter is missing, blank or too long. */
+    /**
+     * Refuses an upgrade whose {@code conversationId} query parameter is missing, blank or too
+     * long, as well as a malformed cursor.
+     */
     @Override
     public GatewayError refuseUpgrade(SessionContext session) {
-        GatewayError cursor = Cursors.refusal(session);
+        GatewayError cursor = WireAdapter.super.refuseUpgrade(session);
         if (cursor != null) {
             return cursor;
         }
