@@ -1,5 +1,7 @@
 package dev.switchboard.testkit;
 
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
@@ -46,5 +48,16 @@ public final class DialectChecks {
             assertEquals(1, out.json().size(), () -> "frames for " + f.error() + ": " + out.frames());
         }
         return decoded;
+    }
+
+    /**
+     * Checks that a message of an unknown, very long {@code type} gets UNKNOWN_TYPE with the type
+     * echoed cut to 64 characters (code points) and a {@code …}.
+     */
+    public static void assertLongUnknownTypeIsShortenedWhenEchoed(DialectSession session) {
+        Decoded decoded = session.decode("{\"type\":\"" + "\uD83D\uDE00".repeat(1000) + "\"}");
+        GatewayError error = assertInstanceOf(Decoded.Failure.class, decoded).error();
+        assertEquals(ErrorCode.UNKNOWN_TYPE, error.code());
+        assertEquals("\uD83D\uDE00".repeat(64) + "…", error.details().get("type"));
     }
 }

@@ -4,7 +4,6 @@ import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
-import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.testkit.FieldCases;
@@ -18,8 +17,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import static dev.switchboard.testkit.DialectChecks.assertLongUnknownTypeIsShortenedWhenEchoed;
 import static dev.switchboard.testkit.Fixtures.fixture;
 import static dev.switchboard.testkit.Fixtures.json;
+import static dev.switchboard.testkit.RunChecks.assertOneUserMessageRun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class HaiDecoderTest {
@@ -54,19 +55,7 @@ class HaiDecoderTest {
         Command.StartRun run = (Command.StartRun) decodeOne(fixture("user_message.json"));
 
         assertThat(run.conversationId()).isEqualTo("123e4567-e89b-12d3-a456-426614174000");
-        assertThat(run.runId()).startsWith("run_");
-        assertThat(run.parentRunId()).isNull();
-        assertThat(run.messages()).singleElement().satisfies(m -> {
-            assertThat(m.id()).startsWith("msg_");
-            assertThat(m.role()).isEqualTo(Role.USER);
-            assertThat(m.content()).isEqualTo("What are the regulations for food storage?");
-            assertThat(m.toolCalls()).isEmpty();
-            assertThat(m.toolCallId()).isNull();
-        });
-        assertThat(run.tools()).isEmpty();
-        assertThat(run.context()).isNull();
-        assertThat(run.state()).isNull();
-        assertThat(run.forwardedProps()).isNull();
+        assertOneUserMessageRun(run, "What are the regulations for food storage?");
         assertThat(run.metadata()).isEqualTo(Json.object());
     }
 
@@ -199,10 +188,7 @@ class HaiDecoderTest {
 
     @Test
     void veryLongUnknownTypeIsShortenedWhenEchoed() {
-        GatewayError error = failure("{\"type\":\"" + "\uD83D\uDE00".repeat(1000) + "\"}");
-
-        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
-        assertThat(error.details().get("type")).isEqualTo("\uD83D\uDE00".repeat(64) + "…");
+        assertLongUnknownTypeIsShortenedWhenEchoed(hai.session());
     }
 
     @TestFactory

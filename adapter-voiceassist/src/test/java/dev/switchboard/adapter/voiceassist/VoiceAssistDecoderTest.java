@@ -3,7 +3,6 @@ package dev.switchboard.adapter.voiceassist;
 import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
-import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.testkit.FieldCases;
@@ -19,8 +18,10 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.CONVERSATION;
+import static dev.switchboard.testkit.DialectChecks.assertLongUnknownTypeIsShortenedWhenEchoed;
 import static dev.switchboard.testkit.Fixtures.fixture;
 import static dev.switchboard.testkit.Fixtures.json;
+import static dev.switchboard.testkit.RunChecks.assertOneUserMessageRun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class VoiceAssistDecoderTest {
@@ -55,19 +56,7 @@ class VoiceAssistDecoderTest {
         Command.StartRun run = startRun(fixture("message.json"));
 
         assertThat(run.conversationId()).isEqualTo(CONVERSATION);
-        assertThat(run.runId()).startsWith("run_");
-        assertThat(run.parentRunId()).isNull();
-        assertThat(run.messages()).singleElement().satisfies(m -> {
-            assertThat(m.id()).startsWith("msg_");
-            assertThat(m.role()).isEqualTo(Role.USER);
-            assertThat(m.content()).isEqualTo("What are the symptoms of hypertension?");
-            assertThat(m.toolCalls()).isEmpty();
-            assertThat(m.toolCallId()).isNull();
-        });
-        assertThat(run.tools()).isEmpty();
-        assertThat(run.context()).isNull();
-        assertThat(run.state()).isNull();
-        assertThat(run.forwardedProps()).isNull();
+        assertOneUserMessageRun(run, "What are the symptoms of hypertension?");
         assertThat(run.metadata()).isEqualTo(json("{\"clinical_context_id\":\"optional-uuid\"}"));
     }
 
@@ -199,10 +188,7 @@ class VoiceAssistDecoderTest {
 
     @Test
     void veryLongUnknownTypeIsShortenedWhenEchoed() {
-        GatewayError error = failure("{\"type\":\"" + "\uD83D\uDE00".repeat(1000) + "\"}");
-
-        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
-        assertThat(error.details().get("type")).isEqualTo("\uD83D\uDE00".repeat(64) + "…");
+        assertLongUnknownTypeIsShortenedWhenEchoed(voice.session());
     }
 
     @TestFactory
