@@ -2,7 +2,6 @@ package dev.switchboard.adapter.agentscope;
 
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Cursors;
-import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
@@ -27,18 +26,8 @@ public final class AgentScopeAdapter implements WireAdapter {
     }
 
     @Override
-    public Set<String> webSocketPaths() {
-        return Set.of();
-    }
-
-    @Override
     public boolean answersApprovals() {
         return true;
-    }
-
-    @Override
-    public DialectSession newSession(SessionContext session) {
-        throw new UnsupportedOperationException(ID + " serves no WebSocket paths");
     }
 
     /** {@code GET /process/sessions/<id>/events} reattaches to a conversation's stream. */

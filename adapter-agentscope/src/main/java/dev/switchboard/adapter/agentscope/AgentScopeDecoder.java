@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
-import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
@@ -16,11 +15,13 @@ import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.JsonInput.Refused;
 
 import static dev.switchboard.core.spi.JsonInput.absent;
+import static dev.switchboard.core.spi.JsonInput.checkLength;
 import static dev.switchboard.core.spi.JsonInput.invalid;
 import static dev.switchboard.core.spi.JsonInput.missing;
 import static dev.switchboard.core.spi.JsonInput.optionalBoolean;
 import static dev.switchboard.core.spi.JsonInput.optionalId;
 import static dev.switchboard.core.spi.JsonInput.optionalString;
+import static dev.switchboard.core.spi.JsonInput.requiredBoolean;
 import static dev.switchboard.core.spi.JsonInput.requiredId;
 import static dev.switchboard.core.spi.JsonInput.requiredString;
 
@@ -110,7 +111,7 @@ final class AgentScopeDecoder {
         String newestUserText = null;
         if (input.isTextual()) {
             // One user message; a string has no elements, so the loop below reads nothing more.
-            checkLength(input.textValue(), "input");
+            checkLength(input.textValue(), "input", maxContentChars);
             messages.add(InputMessage.text(Ids.next("msg"), Role.USER, input.textValue()));
             newestUser = 0;
             newestUserText = "input";
@@ -192,7 +193,7 @@ final class AgentScopeDecoder {
         String text = text(m, at);
         if (role == Role.USER) {
             // Only what a person types is held to the content limit: a resent history may hold long answers.
-            checkLength(text, at + ".content");
+            checkLength(text, at + ".content", maxContentChars);
         }
         return InputMessage.text(id(m, at), role, text);
     }
@@ -275,18 +276,12 @@ final class AgentScopeDecoder {
             if (data != null) {
                 String where = part.at + ".data";
                 String approvalId = requiredId(data, "approval_request_id", where + ".approval_request_id");
-                JsonNode approve = data.get("approve");
-                if (absent(approve)) {
-                    throw missing(where + ".approve", "a boolean");
-                }
-                if (!approve.isBoolean()) {
-                    throw invalid(where + ".approve", "a boolean");
-                }
+                boolean approve = requiredBoolean(data, "approve", where + ".approve");
                 String reason = optionalString(data, "reason", where + ".reason");
                 if (reason != null) {
-                    checkLength(reason, where + ".reason");
+                    checkLength(reason, where + ".reason", maxContentChars);
                 }
-                return new Command.DecideApproval(approvalId, approve.booleanValue(), reason, data);
+                return new Command.DecideApproval(approvalId, approve, reason, data);
             }
         }
         throw missing(at + ".content", rule);
@@ -409,13 +404,5 @@ final class AgentScopeDecoder {
             metadata.set("stop", stop);
         }
         return metadata.isEmpty() ? null : metadata;
-    }
-
-    // ---- field helpers --------------------------------------------------------------------
-
-    private void checkLength(String text, String at) throws Refused {
-        if (text.length() > maxContentChars && text.codePointCount(0, text.length()) > maxContentChars) {
-            throw invalid(at, "at most " + maxContentChars + " characters");
-        }
     }
 }

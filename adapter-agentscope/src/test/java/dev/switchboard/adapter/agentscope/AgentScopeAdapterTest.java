@@ -5,12 +5,11 @@ import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
-import dev.switchboard.core.spi.WireAdapterProvider;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
-import java.util.ServiceLoader;
 
+import static dev.switchboard.testkit.DialectChecks.assertProvided;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -22,11 +21,7 @@ class AgentScopeAdapterTest {
 
     @Test
     void providerIsFoundByServiceLoader() {
-        assertThat(ServiceLoader.load(WireAdapterProvider.class).stream().map(ServiceLoader.Provider::get))
-                .filteredOn(p -> p.id().equals("agentscope"))
-                .singleElement()
-                .isInstanceOf(AgentScopeAdapterProvider.class)
-                .satisfies(p -> assertThat(p.create(AdapterContext.defaults()).id()).isEqualTo("agentscope"));
+        assertProvided("agentscope", AgentScopeAdapterProvider.class);
     }
 
     @Test

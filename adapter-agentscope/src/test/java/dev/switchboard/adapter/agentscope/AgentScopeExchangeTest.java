@@ -20,9 +20,9 @@ import java.util.List;
 import java.util.Map;
 
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.assertWellFormed;
-import static dev.switchboard.adapter.agentscope.AgentScopeTesting.json;
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.runId;
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.shapes;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every core event as the reference runtime's objects, with every status they take. */

@@ -14,10 +14,10 @@ import java.util.List;
 
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.assertWellFormed;
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.assertWellFormedStream;
-import static dev.switchboard.adapter.agentscope.AgentScopeTesting.fixture;
-import static dev.switchboard.adapter.agentscope.AgentScopeTesting.json;
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.runId;
 import static dev.switchboard.adapter.agentscope.AgentScopeTesting.shapes;
+import static dev.switchboard.testkit.Fixtures.fixture;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

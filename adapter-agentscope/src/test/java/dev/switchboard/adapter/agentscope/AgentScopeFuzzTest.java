@@ -3,15 +3,13 @@ package dev.switchboard.adapter.agentscope;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.SessionContext;
-import dev.switchboard.core.testing.CollectingFrameWriter;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static dev.switchboard.testkit.DialectChecks.assertDecodesToCommandsOrATypedFailure;
 
 /** Coverage-guided fuzzing of the AgentScope request decoder: any body is commands or a typed failure. */
 class AgentScopeFuzzTest {
@@ -20,12 +18,6 @@ class AgentScopeFuzzTest {
     void anyBodyDecodesToCommandsOrATypedFailure(byte[] data) throws Exception {
         HttpExchange exchange = new AgentScopeAdapterProvider().create(AdapterContext.defaults())
                 .newExchange(new SessionContext("fuzz", Principal.ANONYMOUS, "/process", Map.of()));
-        Decoded decoded = exchange.decode(new String(data, StandardCharsets.UTF_8));
-        assertThat(decoded).isNotNull();
-        if (decoded instanceof Decoded.Failure f) {
-            CollectingFrameWriter out = new CollectingFrameWriter();
-            exchange.encodeError(f.error(), out);
-            assertThat(out.json()).hasSize(1);
-        }
+        assertDecodesToCommandsOrATypedFailure(exchange, new String(data, StandardCharsets.UTF_8));
     }
 }

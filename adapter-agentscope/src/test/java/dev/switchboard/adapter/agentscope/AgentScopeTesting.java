@@ -2,56 +2,38 @@ package dev.switchboard.adapter.agentscope;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Command;
-import dev.switchboard.core.Envelope;
-import dev.switchboard.core.Event;
-import dev.switchboard.core.GatewayError;
-import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
-import dev.switchboard.core.testing.CollectingFrameWriter;
+import dev.switchboard.testkit.EmbeddedSession;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An exchange under test that keeps every frame it writes, fixtures, and the reference client's
- * reading of a server-sent event stream.
+ * An exchange under test that keeps every frame it writes (envelopes stamped 100 ms apart), the
+ * reference client's reading of a server-sent event stream, and checks of its events.
  */
-final class AgentScopeTesting {
+final class AgentScopeTesting extends EmbeddedSession<AgentScopeExchange> {
     /** The clock the exchange reads for errors, which have no envelope to take a time from. */
     static final long NOW = 1_705_318_209_999L;
     /** The first envelope's timestamp is this plus 100 ms. */
     static final long START = 1_705_318_200_000L;
-
-    private final AgentScopeExchange exchange;
-    private final CollectingFrameWriter out = new CollectingFrameWriter();
-    /** Every frame written so far, as text. */
-    private final List<String> written = new ArrayList<>();
-    private long seq;
-    private long timestamp = START;
 
     AgentScopeTesting() {
         this(AdapterContext.defaults());
     }
 
     AgentScopeTesting(AdapterContext context) {
-        this.exchange = new AgentScopeExchange(context.maxContentChars(), () -> NOW);
+        super(new AgentScopeExchange(context.maxContentChars(), () -> NOW), START, 100);
     }
 
     AgentScopeExchange exchange() {
-        return exchange;
-    }
-
-    Decoded decode(String text) {
-        return exchange.decode(text);
+        return session();
     }
 
     /** The run id of the StartRun a decoded request produced. */
@@ -59,37 +41,10 @@ final class AgentScopeTesting {
         return ((Command.StartRun) ((Decoded.Commands) decoded).commands().get(0)).runId();
     }
 
-    /** Encodes these events of one run, 100 ms apart, and returns the frames they produced, parsed. */
-    List<JsonNode> encode(String conversationId, String runId, Event... events) {
-        out.clear();
-        try {
-            for (Event event : events) {
-                timestamp += 100;
-                exchange.encode(new Envelope(conversationId, runId, ++seq, timestamp, event), out);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        written.addAll(out.frames());
-        return out.json();
-    }
-
-    /** Encodes an error answered to this request and returns the frames it produced, parsed. */
-    List<JsonNode> encodeError(GatewayError error) {
-        out.clear();
-        try {
-            exchange.encodeError(error, out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        written.addAll(out.frames());
-        return out.json();
-    }
-
     /** Every frame written so far as the gateway sends a stream: {@code data: <frame>} and a blank line each. */
     String sse() {
         StringBuilder body = new StringBuilder();
-        for (String frame : written) {
+        for (String frame : written()) {
             body.append("data: ").append(frame).append("\n\n");
         }
         return body.toString();
@@ -218,24 +173,5 @@ final class AgentScopeTesting {
         Set<String> all = new HashSet<>(a);
         all.addAll(b);
         return all;
-    }
-
-    static String fixture(String name) {
-        try (InputStream in = AgentScopeTesting.class.getResourceAsStream("/fixtures/" + name)) {
-            if (in == null) {
-                throw new IllegalArgumentException("no fixture " + name);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    static JsonNode json(String text) {
-        try {
-            return Json.MAPPER.readTree(text);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -2,7 +2,6 @@ package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.HttpExchange;
@@ -70,11 +69,6 @@ public final class AguiAdapter implements WireAdapter {
     @Override
     public boolean answersApprovals() {
         return true;
-    }
-
-    @Override
-    public GatewayError refuseUpgrade(SessionContext session) {
-        return Cursors.refusal(session);
     }
 
     /** In {@code metadata}: the official client drops unknown top-level fields. */

@@ -15,11 +15,13 @@ import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.JsonInput.Refused;
 
 import static dev.switchboard.core.spi.JsonInput.absent;
+import static dev.switchboard.core.spi.JsonInput.checkLength;
+import static dev.switchboard.core.spi.JsonInput.echo;
 import static dev.switchboard.core.spi.JsonInput.invalid;
 import static dev.switchboard.core.spi.JsonInput.missing;
-import static dev.switchboard.core.spi.JsonInput.optionalBoolean;
 import static dev.switchboard.core.spi.JsonInput.optionalId;
 import static dev.switchboard.core.spi.JsonInput.optionalString;
+import static dev.switchboard.core.spi.JsonInput.requiredBoolean;
 import static dev.switchboard.core.spi.JsonInput.requiredId;
 import static dev.switchboard.core.spi.JsonInput.requiredString;
 
@@ -38,7 +40,6 @@ import java.util.Map;
 final class AguiDecoder {
     static final String APPROVAL_RESPONSE = "agora:tool_approval_response";
 
-    private static final int MAX_ECHOED_CHARS = 64;
     private static final String ROLES = "one of user, assistant, system, developer, tool, activity, reasoning";
 
     /** Which shape of input a transport accepts. */
@@ -59,8 +60,6 @@ final class AguiDecoder {
         this.maxContentChars = maxContentChars;
         this.form = form;
     }
-
-    /** Bad input found while decoding; caught in {@link #decodeFrame} and never thrown out of it. */
 
     /** Parses one frame as a single JSON document; never null. */
     static JsonNode parse(String text) throws JsonProcessingException {
@@ -140,18 +139,12 @@ final class AguiDecoder {
             throw invalid("value", "an object with approvalId, approved and optional feedback");
         }
         String approvalId = requiredId(value, "approvalId", "value.approvalId");
-        JsonNode approved = value.get("approved");
-        if (absent(approved)) {
-            throw missing("value.approved", "a boolean");
-        }
-        if (!approved.isBoolean()) {
-            throw invalid("value.approved", "a boolean");
-        }
+        boolean approved = requiredBoolean(value, "approved", "value.approved");
         String feedback = optionalString(value, "feedback", "value.feedback");
         if (feedback != null) {
-            checkLength(feedback, "value.feedback");
+            checkLength(feedback, "value.feedback", maxContentChars);
         }
-        return Decoded.of(new Command.DecideApproval(approvalId, approved.booleanValue(), feedback, null));
+        return Decoded.of(new Command.DecideApproval(approvalId, approved, feedback, null));
     }
 
     private static Decoded unknownType(String what, Map<String, String> details) {
@@ -224,8 +217,8 @@ final class AguiDecoder {
         return switch (role) {
             // Only what a person types is held to the content limit: clients resend the whole
             // history, and an agent's long answer must not make every later run on the thread fail.
-            case "user" -> new InputMessage(id, Role.USER, checkLength(textOrParts(m, at), at + ".content"), List.of(),
-                    null, name(m, at));
+            case "user" -> new InputMessage(id, Role.USER,
+                    checkLength(textOrParts(m, at), at + ".content", maxContentChars), List.of(), null, name(m, at));
             case "system", "developer" -> new InputMessage(id, role.equals("system") ? Role.SYSTEM : Role.DEVELOPER,
                     requiredString(m, "content", at + ".content"), List.of(), null, name(m, at));
             case "assistant" -> {
@@ -416,31 +409,8 @@ final class AguiDecoder {
 
     // ---- field helpers --------------------------------------------------------------------
 
-
     /** The node, or null when it is absent or JSON null. */
     private static JsonNode present(JsonNode node) {
         return absent(node) ? null : node;
-    }
-
-
-
-
-
-    private String checkLength(String text, String at) throws Refused {
-        if (text.length() > maxContentChars && text.codePointCount(0, text.length()) > maxContentChars) {
-            throw invalid(at, "at most " + maxContentChars + " characters");
-        }
-        return text;
-    }
-
-
-
-    /** A peer's value shown back in an error: strings unquoted and cut short, anything else as JSON. */
-    private static String echo(JsonNode node) {
-        String s = node == null ? "(none)" : Json.text(node);
-        if (s.codePointCount(0, s.length()) <= MAX_ECHOED_CHARS) {
-            return s;
-        }
-        return s.substring(0, s.offsetByCodePoints(0, MAX_ECHOED_CHARS)) + "…";
     }
 }

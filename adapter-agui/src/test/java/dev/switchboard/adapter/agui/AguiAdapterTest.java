@@ -6,15 +6,14 @@ import dev.switchboard.core.spi.HttpExchange;
 import dev.switchboard.core.spi.Probe;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
-import dev.switchboard.core.spi.WireAdapterProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.Map;
-import java.util.ServiceLoader;
 
-import static dev.switchboard.adapter.agui.AguiTesting.fixture;
+import static dev.switchboard.testkit.DialectChecks.assertProvided;
+import static dev.switchboard.testkit.Fixtures.fixture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class AguiAdapterTest {
@@ -25,11 +24,7 @@ class AguiAdapterTest {
 
     @Test
     void providerIsFoundByServiceLoader() {
-        assertThat(ServiceLoader.load(WireAdapterProvider.class).stream().map(ServiceLoader.Provider::get))
-                .filteredOn(p -> p.id().equals("agui"))
-                .singleElement()
-                .isInstanceOf(AguiAdapterProvider.class)
-                .satisfies(p -> assertThat(p.create(AdapterContext.defaults()).id()).isEqualTo("agui"));
+        assertProvided("agui", AguiAdapterProvider.class);
     }
 
     @Test

@@ -1,6 +1,5 @@
 package dev.switchboard.adapter.agui;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
@@ -10,7 +9,11 @@ import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.testkit.FieldCases;
+import dev.switchboard.testkit.MalformedJson;
+import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -20,8 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import static dev.switchboard.adapter.agui.AguiTesting.fixture;
-import static dev.switchboard.adapter.agui.AguiTesting.json;
+import static dev.switchboard.testkit.Fixtures.fixture;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Decoding run inputs and approval responses on both transports, and refusing bad ones. */
@@ -48,13 +51,7 @@ class AguiDecoderTest {
 
     /** The minimal valid 1.0 input with one field replaced (or removed, for a null value). */
     private static String with(String field, String valueJson) {
-        ObjectNode input = (ObjectNode) json(MINIMAL);
-        if (valueJson == null) {
-            input.remove(field);
-        } else {
-            input.set(field, json(valueJson));
-        }
-        return input.toString();
+        return FieldCases.in(MINIMAL).with(field, valueJson);
     }
 
     /** The minimal valid 1.0 input whose only message is this one. */
@@ -128,30 +125,16 @@ class AguiDecoderTest {
                 .containsExactly(new Command.DecideApproval("a1", false, null, null));
     }
 
-    static Stream<Arguments> badApprovalResponses() {
-        String prefix = "{\"type\":\"CUSTOM\",\"name\":\"agora:tool_approval_response\"";
-        return Stream.of(
-                Arguments.of(prefix + "}", ErrorCode.MISSING_FIELD, "value"),
-                Arguments.of(prefix + ",\"value\":\"yes\"}", ErrorCode.INVALID_FIELD, "value"),
-                Arguments.of(prefix + ",\"value\":{\"approved\":true}}", ErrorCode.MISSING_FIELD, "value.approvalId"),
-                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"\",\"approved\":true}}", ErrorCode.INVALID_FIELD,
-                        "value.approvalId"),
-                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\"}}", ErrorCode.MISSING_FIELD, "value.approved"),
-                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\",\"approved\":\"true\"}}", ErrorCode.INVALID_FIELD,
-                        "value.approved"),
-                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\",\"approved\":true,\"feedback\":7}}",
-                        ErrorCode.INVALID_FIELD, "value.feedback"),
-                Arguments.of(prefix + ",\"value\":{\"approvalId\":\"a1\",\"approved\":true,\"feedback\":\""
-                        + "x".repeat(10_001) + "\"}}", ErrorCode.INVALID_FIELD, "value.feedback"));
-    }
-
-    @ParameterizedTest
-    @MethodSource("badApprovalResponses")
-    void badApprovalResponseIsRefusedNamingTheField(String text, ErrorCode code, String field) {
-        GatewayError error = failure(AguiTesting.ws(), text);
-
-        assertThat(error.code()).isEqualTo(code);
-        assertThat(error.details()).isEqualTo(Map.of("field", field));
+    @TestFactory
+    Stream<DynamicTest> badApprovalResponseIsRefusedNamingTheField() {
+        return FieldCases.in("{\"type\":\"CUSTOM\",\"name\":\"agora:tool_approval_response\","
+                        + "\"value\":{\"approvalId\":\"a1\",\"approved\":true}}")
+                .requiredObject("value")
+                .requiredId("value.approvalId")
+                .requiredBoolean("value.approved")
+                .optionalString("value.feedback")
+                .invalid("value.feedback", "over 10,000 characters", "\"" + "x".repeat(10_001) + "\"")
+                .refusedBy(text -> AguiTesting.ws().decode(text));
     }
 
     @Test
@@ -295,104 +278,82 @@ class AguiDecoderTest {
         assertThat(error.details()).isEqualTo(Map.of("field", "threadId"));
     }
 
-    static Stream<Arguments> badOfficialInputs() {
-        return Stream.of(
-                Arguments.of("no threadId", with("threadId", null), ErrorCode.MISSING_FIELD, "threadId"),
-                Arguments.of("null threadId", with("threadId", "null"), ErrorCode.MISSING_FIELD, "threadId"),
-                Arguments.of("numeric threadId", with("threadId", "42"), ErrorCode.INVALID_FIELD, "threadId"),
-                Arguments.of("empty threadId", with("threadId", "\"\""), ErrorCode.INVALID_FIELD, "threadId"),
-                Arguments.of("no runId", with("runId", null), ErrorCode.MISSING_FIELD, "runId"),
-                Arguments.of("object runId", with("runId", "{}"), ErrorCode.INVALID_FIELD, "runId"),
-                Arguments.of("no messages", with("messages", null), ErrorCode.MISSING_FIELD, "messages"),
-                Arguments.of("messages object", with("messages", "{}"), ErrorCode.INVALID_FIELD, "messages"),
-                Arguments.of("numeric parentRunId", with("parentRunId", "1"), ErrorCode.INVALID_FIELD, "parentRunId"),
-                Arguments.of("numeric protocolVersion", with("protocolVersion", "1.0"), ErrorCode.INVALID_FIELD,
-                        "protocolVersion"),
-                Arguments.of("message not an object", withMessage("\"hi\""), ErrorCode.INVALID_FIELD, "messages[0]"),
-                Arguments.of("message without role", withMessage("{\"id\":\"m1\",\"content\":\"hi\"}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].role"),
-                Arguments.of("unknown role", withMessage("{\"id\":\"m1\",\"role\":\"robot\",\"content\":\"hi\"}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].role"),
-                Arguments.of("numeric role", withMessage("{\"id\":\"m1\",\"role\":1,\"content\":\"hi\"}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].role"),
-                Arguments.of("message without id", withMessage("{\"role\":\"user\",\"content\":\"hi\"}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].id"),
-                Arguments.of("numeric message id", withMessage("{\"id\":1,\"role\":\"user\",\"content\":\"hi\"}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].id"),
-                Arguments.of("numeric name", withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":\"hi\",\"name\":1}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].name"),
-                Arguments.of("user without content", withMessage("{\"id\":\"m1\",\"role\":\"user\"}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].content"),
-                Arguments.of("numeric user content", withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":5}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].content"),
-                Arguments.of("content part not an object",
+    @TestFactory
+    Stream<DynamicTest> badOfficialInputIsRefusedNamingTheField() {
+        return FieldCases.in(MINIMAL)
+                .requiredId("threadId")
+                .requiredId("runId")
+                .requiredArray("messages")
+                .optionalString("parentRunId")
+                .optionalString("protocolVersion")
+                .invalid("messages[0]", "a string", "\"hi\"")
+                .requiredString("messages[0].role")
+                .invalid("messages[0].role", "unknown", "\"robot\"")
+                .requiredString("messages[0].id")
+                .optionalString("messages[0].name")
+                .optionalArray("tools")
+                .optionalArray("context")
+                .optionalArray("resume")
+                .row("user without content", withMessage("{\"id\":\"m1\",\"role\":\"user\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content")
+                .row("numeric user content", withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":5}"),
+                        ErrorCode.INVALID_FIELD, "messages[0].content")
+                .row("content part not an object",
                         withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":[\"hi\"]}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].content[0]"),
-                Arguments.of("content part without type",
+                        ErrorCode.INVALID_FIELD, "messages[0].content[0]")
+                .row("content part without type",
                         withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].content[0].type"),
-                Arguments.of("text part without text",
+                        ErrorCode.MISSING_FIELD, "messages[0].content[0].type")
+                .row("text part without text",
                         withMessage("{\"id\":\"m1\",\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].content[0].text"),
-                Arguments.of("system without content", withMessage("{\"id\":\"m1\",\"role\":\"system\"}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].content"),
-                Arguments.of("developer content parts",
+                        ErrorCode.MISSING_FIELD, "messages[0].content[0].text")
+                .row("system without content", withMessage("{\"id\":\"m1\",\"role\":\"system\"}"),
+                        ErrorCode.MISSING_FIELD, "messages[0].content")
+                .row("developer content parts",
                         withMessage("{\"id\":\"m1\",\"role\":\"developer\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].content"),
-                Arguments.of("numeric assistant content",
+                        ErrorCode.INVALID_FIELD, "messages[0].content")
+                .row("numeric assistant content",
                         withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"content\":1}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].content"),
-                Arguments.of("toolCalls object",
+                        ErrorCode.INVALID_FIELD, "messages[0].content")
+                .row("toolCalls object",
                         withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":{}}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls"),
-                Arguments.of("tool call of another type", withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":"
+                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls")
+                .row("tool call of another type", withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":"
                         + "[{\"id\":\"c1\",\"type\":\"web\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls[0].type"),
-                Arguments.of("tool call without function", withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":"
+                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls[0].type")
+                .row("tool call without function", withMessage("{\"id\":\"m1\",\"role\":\"assistant\",\"toolCalls\":"
                         + "[{\"id\":\"c1\",\"type\":\"function\"}]}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].toolCalls[0].function"),
-                Arguments.of("tool call arguments as an object", withMessage("{\"id\":\"m1\",\"role\":\"assistant\","
+                        ErrorCode.MISSING_FIELD, "messages[0].toolCalls[0].function")
+                .row("tool call arguments as an object", withMessage("{\"id\":\"m1\",\"role\":\"assistant\","
                         + "\"toolCalls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{}}}]}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls[0].function.arguments"),
-                Arguments.of("tool message without toolCallId",
+                        ErrorCode.INVALID_FIELD, "messages[0].toolCalls[0].function.arguments")
+                .row("tool message without toolCallId",
                         withMessage("{\"id\":\"m1\",\"role\":\"tool\",\"content\":\"ok\"}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].toolCallId"),
-                Arguments.of("tool message without content",
+                        ErrorCode.MISSING_FIELD, "messages[0].toolCallId")
+                .row("tool message without content",
                         withMessage("{\"id\":\"m1\",\"role\":\"tool\",\"toolCallId\":\"c1\"}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].content"),
-                Arguments.of("activity with array content", withMessage(
+                        ErrorCode.MISSING_FIELD, "messages[0].content")
+                .row("activity with array content", withMessage(
                         "{\"id\":\"m1\",\"role\":\"activity\",\"activityType\":\"p\",\"content\":[]}"),
-                        ErrorCode.INVALID_FIELD, "messages[0].content"),
-                Arguments.of("activity without type",
+                        ErrorCode.INVALID_FIELD, "messages[0].content")
+                .row("activity without type",
                         withMessage("{\"id\":\"m1\",\"role\":\"activity\",\"content\":{}}"),
-                        ErrorCode.MISSING_FIELD, "messages[0].activityType"),
-                Arguments.of("tools object", with("tools", "{}"), ErrorCode.INVALID_FIELD, "tools"),
-                Arguments.of("tool without name", with("tools", "[{\"description\":\"d\"}]"),
-                        ErrorCode.MISSING_FIELD, "tools[0].name"),
-                Arguments.of("tool without description", with("tools", "[{\"name\":\"n\"}]"),
-                        ErrorCode.MISSING_FIELD, "tools[0].description"),
-                Arguments.of("context object", with("context", "{}"), ErrorCode.INVALID_FIELD, "context"),
-                Arguments.of("context item without value", with("context", "[{\"description\":\"d\"}]"),
-                        ErrorCode.MISSING_FIELD, "context[0].value"),
-                Arguments.of("context value object", with("context", "[{\"description\":\"d\",\"value\":{}}]"),
-                        ErrorCode.INVALID_FIELD, "context[0].value"),
-                Arguments.of("resume object", with("resume", "{}"), ErrorCode.INVALID_FIELD, "resume"),
-                Arguments.of("resume without interruptId", with("resume", "[{\"status\":\"resolved\"}]"),
-                        ErrorCode.MISSING_FIELD, "resume[0].interruptId"),
-                Arguments.of("resume without status", with("resume", "[{\"interruptId\":\"a1\"}]"),
-                        ErrorCode.MISSING_FIELD, "resume[0].status"),
-                Arguments.of("resume status approved", with("resume", "[{\"interruptId\":\"a1\",\"status\":\"approved\"}]"),
-                        ErrorCode.INVALID_FIELD, "resume[0].status"));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("badOfficialInputs")
-    void badOfficialInputIsRefusedNamingTheField(String name, String text, ErrorCode code, String field) {
-        GatewayError error = failure(AguiTesting.http(), text);
-
-        assertThat(error.code()).isEqualTo(code);
-        assertThat(error.details()).isEqualTo(Map.of("field", field));
-        assertThat(error.message()).startsWith(field + " ");
+                        ErrorCode.MISSING_FIELD, "messages[0].activityType")
+                .row("tool without name", with("tools", "[{\"description\":\"d\"}]"),
+                        ErrorCode.MISSING_FIELD, "tools[0].name")
+                .row("tool without description", with("tools", "[{\"name\":\"n\"}]"),
+                        ErrorCode.MISSING_FIELD, "tools[0].description")
+                .row("context item without value", with("context", "[{\"description\":\"d\"}]"),
+                        ErrorCode.MISSING_FIELD, "context[0].value")
+                .row("context value object", with("context", "[{\"description\":\"d\",\"value\":{}}]"),
+                        ErrorCode.INVALID_FIELD, "context[0].value")
+                .row("resume without interruptId", with("resume", "[{\"status\":\"resolved\"}]"),
+                        ErrorCode.MISSING_FIELD, "resume[0].interruptId")
+                .row("resume without status", with("resume", "[{\"interruptId\":\"a1\"}]"),
+                        ErrorCode.MISSING_FIELD, "resume[0].status")
+                .row("resume status approved", with("resume", "[{\"interruptId\":\"a1\",\"status\":\"approved\"}]"),
+                        ErrorCode.INVALID_FIELD, "resume[0].status")
+                .refusedBy(text -> AguiTesting.http().decode(text));
     }
 
     @Test
@@ -468,18 +429,7 @@ class AguiDecoderTest {
     // ---- not JSON -----------------------------------------------------------------------------
 
     static Stream<Arguments> notJsonObjects() {
-        return Stream.of(
-                Arguments.of("plain text", "hello"),
-                Arguments.of("an empty frame", ""),
-                Arguments.of("only white space", "  "),
-                Arguments.of("a truncated object", "{\"threadId\":\"t1\","),
-                Arguments.of("an object followed by garbage", MINIMAL + " trailing"),
-                Arguments.of("two objects", MINIMAL + MINIMAL),
-                Arguments.of("nesting deeper than the read constraints", "[".repeat(65) + "]".repeat(65)),
-                Arguments.of("an array", "[" + MINIMAL + "]"),
-                Arguments.of("a string", "\"hi\""),
-                Arguments.of("null", "null"),
-                Arguments.of("a number", "42"));
+        return Stream.concat(MalformedJson.notJson(MINIMAL), MalformedJson.notObjects(MINIMAL));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static dev.switchboard.adapter.agui.AguiTesting.assertWellFormed;
-import static dev.switchboard.adapter.agui.AguiTesting.fixture;
-import static dev.switchboard.adapter.agui.AguiTesting.json;
 import static dev.switchboard.adapter.agui.AguiTesting.types;
+import static dev.switchboard.testkit.Fixtures.fixture;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -3,15 +3,13 @@ package dev.switchboard.adapter.agui;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
-import dev.switchboard.core.testing.CollectingFrameWriter;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static dev.switchboard.testkit.DialectChecks.assertDecodesToCommandsOrATypedFailure;
 
 /**
  * Coverage-guided fuzzing of both AG-UI decoders (the WebSocket profile's and the HTTP body's):
@@ -25,16 +23,7 @@ class AguiFuzzTest {
     @FuzzTest(maxDuration = "10s")
     void anyInputDecodesToCommandsOrATypedFailureOnBothTransports(byte[] data) throws Exception {
         String text = new String(data, StandardCharsets.UTF_8);
-        var ws = adapter.newSession(ctx);
-        Decoded fromWs = ws.decode(text);
-        assertThat(fromWs).isNotNull();
-        var http = adapter.newExchange(ctx);
-        Decoded fromHttp = http.decode(text);
-        assertThat(fromHttp).isNotNull();
-        if (fromHttp instanceof Decoded.Failure f) {
-            CollectingFrameWriter out = new CollectingFrameWriter();
-            http.encodeError(f.error(), out);
-            assertThat(out.json()).hasSize(1);
-        }
+        assertDecodesToCommandsOrATypedFailure(adapter.newSession(ctx), text);
+        assertDecodesToCommandsOrATypedFailure(adapter.newExchange(ctx), text);
     }
 }

@@ -19,8 +19,8 @@ import java.util.Map;
 
 import static dev.switchboard.adapter.agui.AguiTesting.assertWellFormed;
 import static dev.switchboard.adapter.agui.AguiTesting.callsWithoutTokenDetails;
-import static dev.switchboard.adapter.agui.AguiTesting.json;
 import static dev.switchboard.adapter.agui.AguiTesting.types;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every core event on the official 1.0 HTTP transport, and the ordering rules its client enforces. */

@@ -1,19 +1,11 @@
 package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
-import dev.switchboard.core.GatewayError;
-import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
-import dev.switchboard.core.testing.CollectingFrameWriter;
+import dev.switchboard.testkit.EmbeddedSession;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -21,18 +13,16 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Fixtures, and a WebSocket session or HTTP exchange under test that collects every frame it writes. */
-final class AguiTesting {
+/**
+ * A WebSocket session or HTTP exchange under test that keeps every frame it writes (envelopes
+ * stamped 100 ms apart), and checks of what every AG-UI frame must be.
+ */
+final class AguiTesting extends EmbeddedSession<DialectSession> {
     /** The clock sessions under test read for errors, which have no envelope to take a time from. */
     static final long NOW = 1_705_318_209_999L;
 
-    private final DialectSession session;
-    private final CollectingFrameWriter out = new CollectingFrameWriter();
-    private long seq;
-    private long timestamp = 1_705_318_200_000L;
-
     private AguiTesting(DialectSession session) {
-        this.session = session;
+        super(session, 1_705_318_200_000L, 100);
     }
 
     /** An AGORA WebSocket session. */
@@ -53,52 +43,8 @@ final class AguiTesting {
         return new AguiTesting(new AguiHttpExchange(context.maxContentChars(), () -> NOW));
     }
 
-    DialectSession session() {
-        return session;
-    }
-
     AguiHttpExchange exchange() {
-        return (AguiHttpExchange) session;
-    }
-
-    Decoded decode(String text) {
-        return session.decode(text);
-    }
-
-    /** Encodes these events of one run, 100 ms apart, and returns the frames they produced, parsed. */
-    List<JsonNode> encode(String conversationId, String runId, Event... events) {
-        out.clear();
-        try {
-            for (Event event : events) {
-                timestamp += 100;
-                session.encode(new Envelope(conversationId, runId, ++seq, timestamp, event), out);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.json();
-    }
-
-    /** Encodes one event with this timestamp. */
-    List<JsonNode> encodeAt(long at, String conversationId, String runId, Event event) {
-        out.clear();
-        try {
-            session.encode(new Envelope(conversationId, runId, ++seq, at, event), out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.json();
-    }
-
-    /** Encodes an error answered to this connection and returns the frames it produced, parsed. */
-    List<JsonNode> encodeError(GatewayError error) {
-        out.clear();
-        try {
-            session.encodeError(error, out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.json();
+        return (AguiHttpExchange) session();
     }
 
     /**
@@ -158,28 +104,5 @@ final class AguiTesting {
             }
         }
         return found;
-    }
-
-    static String fixture(String name) {
-        try (InputStream in = AguiTesting.class.getResourceAsStream("/fixtures/" + name)) {
-            if (in == null) {
-                throw new IllegalArgumentException("no fixture " + name);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    static JsonNode fixtureJson(String name) {
-        return json(fixture(name));
-    }
-
-    static JsonNode json(String text) {
-        try {
-            return Json.MAPPER.readTree(text);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -16,9 +16,9 @@ import java.util.Map;
 
 import static dev.switchboard.adapter.agui.AguiTesting.assertWellFormed;
 import static dev.switchboard.adapter.agui.AguiTesting.callsWithoutTokenDetails;
-import static dev.switchboard.adapter.agui.AguiTesting.fixtureJson;
-import static dev.switchboard.adapter.agui.AguiTesting.json;
 import static dev.switchboard.adapter.agui.AguiTesting.types;
+import static dev.switchboard.testkit.Fixtures.fixtureJson;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every core event on the AGORA WebSocket, checked against the profile's examples. */

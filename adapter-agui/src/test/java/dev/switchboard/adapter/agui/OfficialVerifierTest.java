@@ -1,6 +1,7 @@
 package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.switchboard.testkit.Fixtures;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -15,7 +16,7 @@ class OfficialVerifierTest {
     private static final String ERROR = "{\"type\":\"RUN_ERROR\",\"message\":\"x\"}";
 
     private static List<String> violations(String... events) {
-        List<JsonNode> stream = Arrays.stream(events).map(AguiTesting::json).toList();
+        List<JsonNode> stream = Arrays.stream(events).map(Fixtures::json).toList();
         return OfficialVerifier.violations(stream);
     }
 

@@ -3,7 +3,6 @@ package dev.switchboard.adapter.hai;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.Probe;
@@ -76,11 +75,6 @@ public final class HaiAdapter implements WireAdapter {
     @Override
     public boolean answersApprovals() {
         return true;
-    }
-
-    @Override
-    public GatewayError refuseUpgrade(SessionContext session) {
-        return Cursors.refusal(session);
     }
 
     @Override

@@ -3,14 +3,12 @@ package dev.switchboard.adapter.hai;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Probe;
 import dev.switchboard.core.spi.WireAdapter;
-import dev.switchboard.core.spi.WireAdapterProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.util.ServiceLoader;
-
-import static dev.switchboard.adapter.hai.HaiTesting.fixture;
+import static dev.switchboard.testkit.DialectChecks.assertProvided;
+import static dev.switchboard.testkit.Fixtures.fixture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class HaiAdapterTest {
@@ -18,11 +16,7 @@ class HaiAdapterTest {
 
     @Test
     void providerIsFoundByServiceLoader() {
-        assertThat(ServiceLoader.load(WireAdapterProvider.class).stream().map(ServiceLoader.Provider::get))
-                .filteredOn(p -> p.id().equals("hai"))
-                .singleElement()
-                .isInstanceOf(HaiAdapterProvider.class)
-                .satisfies(p -> assertThat(p.create(AdapterContext.defaults()).id()).isEqualTo("hai"));
+        assertProvided("hai", HaiAdapterProvider.class);
     }
 
     @Test

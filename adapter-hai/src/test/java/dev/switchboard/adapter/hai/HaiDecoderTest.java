@@ -4,21 +4,29 @@ import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
-import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.testkit.FieldCases;
+import dev.switchboard.testkit.MalformedJson;
+import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.Map;
 import java.util.stream.Stream;
 
-import static dev.switchboard.adapter.hai.HaiTesting.fixture;
+import static dev.switchboard.testkit.DialectChecks.assertLongUnknownTypeIsShortenedWhenEchoed;
+import static dev.switchboard.testkit.Fixtures.fixture;
+import static dev.switchboard.testkit.Fixtures.json;
+import static dev.switchboard.testkit.RunChecks.assertOneUserMessageRun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class HaiDecoderTest {
+    private static final String USER_MESSAGE = "{\"type\":\"user_message\",\"content\":\"hi\",\"session_id\":\"s\"}";
+    private static final String APPROVAL = "{\"type\":\"tool_approval_response\",\"approval_id\":\"a1\",\"approved\":true}";
+
     private final HaiTesting hai = new HaiTesting();
 
     private Command decodeOne(String text) {
@@ -47,19 +55,7 @@ class HaiDecoderTest {
         Command.StartRun run = (Command.StartRun) decodeOne(fixture("user_message.json"));
 
         assertThat(run.conversationId()).isEqualTo("123e4567-e89b-12d3-a456-426614174000");
-        assertThat(run.runId()).startsWith("run_");
-        assertThat(run.parentRunId()).isNull();
-        assertThat(run.messages()).singleElement().satisfies(m -> {
-            assertThat(m.id()).startsWith("msg_");
-            assertThat(m.role()).isEqualTo(Role.USER);
-            assertThat(m.content()).isEqualTo("What are the regulations for food storage?");
-            assertThat(m.toolCalls()).isEmpty();
-            assertThat(m.toolCallId()).isNull();
-        });
-        assertThat(run.tools()).isEmpty();
-        assertThat(run.context()).isNull();
-        assertThat(run.state()).isNull();
-        assertThat(run.forwardedProps()).isNull();
+        assertOneUserMessageRun(run, "What are the regulations for food storage?");
         assertThat(run.metadata()).isEqualTo(Json.object());
     }
 
@@ -77,7 +73,7 @@ class HaiDecoderTest {
         Command.StartRun run = (Command.StartRun) decodeOne(
                 userMessage("\"content\":\"hi\",\"session_id\":\"s\",\"metadata\":{\"stream\":false,\"lang\":\"nl\"}"));
 
-        assertThat(run.metadata()).isEqualTo(HaiTesting.json("{\"stream\":false,\"lang\":\"nl\"}"));
+        assertThat(run.metadata()).isEqualTo(json("{\"stream\":false,\"lang\":\"nl\"}"));
     }
 
     @Test
@@ -154,36 +150,9 @@ class HaiDecoderTest {
         });
     }
 
-    static Stream<Arguments> notJson() {
-        return Stream.of(
-                Arguments.of("plain text", "hello"),
-                Arguments.of("an empty frame", ""),
-                Arguments.of("only white space", "   "),
-                Arguments.of("a truncated object", "{\"type\":\"user_message\","),
-                Arguments.of("an object followed by garbage", "{\"type\":\"user_message\"} trailing"),
-                Arguments.of("two objects", "{\"type\":\"user_message\"}{\"type\":\"user_message\"}"),
-                Arguments.of("nesting deeper than the read constraints", "[".repeat(65) + "]".repeat(65)),
-                Arguments.of("a number longer than the read constraints",
-                        "{\"type\":\"user_message\",\"n\":" + "9".repeat(101) + "}"));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("notJson")
-    void malformedJsonGetsInvalidJson(String name, String text) {
-        assertThat(failure(text).code()).isEqualTo(ErrorCode.INVALID_JSON);
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("nonObjects")
-    void jsonThatIsNotAnObjectGetsInvalidJson(String text) {
-        GatewayError error = failure(text);
-
-        assertThat(error.code()).isEqualTo(ErrorCode.INVALID_JSON);
-        assertThat(error.message()).isEqualTo("a HAI message is a JSON object");
-    }
-
-    static Stream<String> nonObjects() {
-        return Stream.of("[{\"type\":\"user_message\"}]", "\"user_message\"", "42", "true", "null");
+    @TestFactory
+    Stream<DynamicTest> anythingButOneJsonObjectGetsInvalidJson() {
+        return MalformedJson.refusedBy(USER_MESSAGE, "a HAI message is a JSON object", hai::decode);
     }
 
     @Test
@@ -219,82 +188,30 @@ class HaiDecoderTest {
 
     @Test
     void veryLongUnknownTypeIsShortenedWhenEchoed() {
-        GatewayError error = failure("{\"type\":\"" + "\uD83D\uDE00".repeat(1000) + "\"}");
-
-        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
-        assertThat(error.details().get("type")).isEqualTo("\uD83D\uDE00".repeat(64) + "…");
+        assertLongUnknownTypeIsShortenedWhenEchoed(hai.session());
     }
 
-    static Stream<Arguments> badUserMessages() {
-        String session = "\"session_id\":\"s\"";
-        String content = "\"content\":\"hi\"";
-        return Stream.of(
-                Arguments.of("content missing", session, ErrorCode.MISSING_FIELD, "content"),
-                Arguments.of("content null", "\"content\":null," + session, ErrorCode.MISSING_FIELD, "content"),
-                Arguments.of("content a number", "\"content\":5," + session, ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content an object", "\"content\":{}," + session, ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content empty", "\"content\":\"\"," + session, ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content blank", "\"content\":\" \\n\\t \"," + session,
-                        ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content only no-break spaces", "\"content\":\"\\u00a0\\u2003\"," + session,
-                        ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content over 10,000 characters",
-                        "\"content\":\"" + "a".repeat(10_001) + "\"," + session, ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("session_id missing", content, ErrorCode.MISSING_FIELD, "session_id"),
-                Arguments.of("session_id null", content + ",\"session_id\":null",
-                        ErrorCode.MISSING_FIELD, "session_id"),
-                Arguments.of("session_id empty", content + ",\"session_id\":\"\"",
-                        ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("session_id a number", content + ",\"session_id\":123",
-                        ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("session_id over 128 characters", content + ",\"session_id\":\"" + "s".repeat(129) + "\"",
-                        ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("metadata an array", content + "," + session + ",\"metadata\":[]",
-                        ErrorCode.INVALID_FIELD, "metadata"),
-                Arguments.of("metadata a string", content + "," + session + ",\"metadata\":\"x\"",
-                        ErrorCode.INVALID_FIELD, "metadata"),
-                Arguments.of("metadata.stream a string", content + "," + session + ",\"metadata\":{\"stream\":\"no\"}",
-                        ErrorCode.INVALID_FIELD, "metadata.stream"),
-                Arguments.of("metadata.stream a number", content + "," + session + ",\"metadata\":{\"stream\":0}",
-                        ErrorCode.INVALID_FIELD, "metadata.stream"));
+    @TestFactory
+    Stream<DynamicTest> badUserMessageGetsFieldErrorNamingTheField() {
+        return FieldCases.in(USER_MESSAGE)
+                .requiredId("content")
+                .invalid("content", "blank", "\" \\n\\t \"")
+                .invalid("content", "only no-break spaces", "\"\\u00a0\\u2003\"")
+                .invalid("content", "over 10,000 characters", "\"" + "a".repeat(10_001) + "\"")
+                .requiredId("session_id")
+                .invalid("session_id", "over 128 characters", "\"" + "s".repeat(129) + "\"")
+                .optionalObject("metadata")
+                .optionalBoolean("metadata.stream")
+                .refusedBy(text -> new HaiTesting().decode(text));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("badUserMessages")
-    void badUserMessageGetsFieldErrorNamingTheField(String name, String fields, ErrorCode code, String field) {
-        GatewayError error = failure(userMessage(fields));
-
-        assertThat(error.code()).isEqualTo(code);
-        assertThat(error.details()).isEqualTo(Map.of("field", field));
-        assertThat(error.message()).startsWith(field + " ");
-    }
-
-    static Stream<Arguments> badApprovalResponses() {
-        String id = "\"approval_id\":\"a1\"";
-        String approved = "\"approved\":true";
-        return Stream.of(
-                Arguments.of("approval_id missing", approved, ErrorCode.MISSING_FIELD, "approval_id"),
-                Arguments.of("approval_id empty", "\"approval_id\":\"\"," + approved,
-                        ErrorCode.INVALID_FIELD, "approval_id"),
-                Arguments.of("approval_id a number", "\"approval_id\":1," + approved,
-                        ErrorCode.INVALID_FIELD, "approval_id"),
-                Arguments.of("approved missing", id, ErrorCode.MISSING_FIELD, "approved"),
-                Arguments.of("approved a string", id + ",\"approved\":\"true\"", ErrorCode.INVALID_FIELD, "approved"),
-                Arguments.of("approved a number", id + ",\"approved\":1", ErrorCode.INVALID_FIELD, "approved"),
-                Arguments.of("feedback a number", id + "," + approved + ",\"feedback\":3",
-                        ErrorCode.INVALID_FIELD, "feedback"),
-                Arguments.of("feedback over 10,000 characters",
-                        id + "," + approved + ",\"feedback\":\"" + "f".repeat(10_001) + "\"",
-                        ErrorCode.INVALID_FIELD, "feedback"));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("badApprovalResponses")
-    void badApprovalResponseGetsFieldErrorNamingTheField(String name, String fields, ErrorCode code, String field) {
-        GatewayError error = failure(approval(fields));
-
-        assertThat(error.code()).isEqualTo(code);
-        assertThat(error.details()).isEqualTo(Map.of("field", field));
-        assertThat(error.message()).startsWith(field + " ");
+    @TestFactory
+    Stream<DynamicTest> badApprovalResponseGetsFieldErrorNamingTheField() {
+        return FieldCases.in(APPROVAL)
+                .requiredId("approval_id")
+                .requiredBoolean("approved")
+                .optionalString("feedback")
+                .invalid("feedback", "over 10,000 characters", "\"" + "f".repeat(10_001) + "\"")
+                .refusedBy(text -> new HaiTesting().decode(text));
     }
 }

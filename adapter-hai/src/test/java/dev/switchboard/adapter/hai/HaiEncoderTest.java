@@ -9,7 +9,7 @@ import dev.switchboard.core.Json;
 import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.Decoded;
-import dev.switchboard.core.testing.CollectingFrameWriter;
+import dev.switchboard.testkit.CollectingFrameWriter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -18,8 +18,8 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 
-import static dev.switchboard.adapter.hai.HaiTesting.fixtureJson;
-import static dev.switchboard.adapter.hai.HaiTesting.json;
+import static dev.switchboard.testkit.Fixtures.fixtureJson;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class HaiEncoderTest {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
-import static dev.switchboard.adapter.hai.HaiTesting.json;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Whole runs as the hub emits them, checked against the spec's "Conversation Flows". */

@@ -5,6 +5,7 @@ import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Cursors;
 import dev.switchboard.core.spi.DialectSession;
+import dev.switchboard.core.spi.JsonInput;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 
@@ -42,19 +43,22 @@ public final class VoiceAssistAdapter implements WireAdapter {
         return false;
     }
 
-    /** Refuses an upgrade whose {@code conversationId} query parameter is missing, blank or too long. */
+    /**
+     * Refuses an upgrade whose {@code conversationId} query parameter is missing, blank or too
+     * long, as well as a malformed cursor.
+     */
     @Override
     public GatewayError refuseUpgrade(SessionContext session) {
-        GatewayError cursor = Cursors.refusal(session);
+        GatewayError cursor = WireAdapter.super.refuseUpgrade(session);
         if (cursor != null) {
             return cursor;
         }
         Optional<String> id = session.queryParam(CONVERSATION_ID);
-        if (id.isEmpty() || VoiceAssistDecoder.blank(id.get())) {
+        if (id.isEmpty() || JsonInput.blank(id.get())) {
             return GatewayError.field(ErrorCode.MISSING_FIELD, CONVERSATION_ID,
                     "the query parameter conversationId is required: connect to /api/realtime/ws?conversationId=<id>");
         }
-        if (VoiceAssistDecoder.codePoints(id.get()) > VoiceAssistDecoder.MAX_ID_CHARS) {
+        if (JsonInput.codePoints(id.get()) > VoiceAssistDecoder.MAX_ID_CHARS) {
             return GatewayError.field(ErrorCode.INVALID_FIELD, CONVERSATION_ID,
                     "the query parameter conversationId must be at most " + VoiceAssistDecoder.MAX_ID_CHARS
                             + " characters");

@@ -9,8 +9,7 @@ import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
-import dev.switchboard.core.spi.WireAdapterProvider;
-import dev.switchboard.core.testing.CollectingFrameWriter;
+import dev.switchboard.testkit.CollectingFrameWriter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,9 +17,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceLoader;
 
 import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.TIMESTAMP;
+import static dev.switchboard.testkit.DialectChecks.assertProvided;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class VoiceAssistAdapterTest {
@@ -37,11 +37,7 @@ class VoiceAssistAdapterTest {
 
     @Test
     void providerIsFoundByServiceLoader() {
-        assertThat(ServiceLoader.load(WireAdapterProvider.class).stream().map(ServiceLoader.Provider::get))
-                .filteredOn(p -> p.id().equals("voiceassist"))
-                .singleElement()
-                .isInstanceOf(VoiceAssistAdapterProvider.class)
-                .satisfies(p -> assertThat(p.create(AdapterContext.defaults()).id()).isEqualTo("voiceassist"));
+        assertProvided("voiceassist", VoiceAssistAdapterProvider.class);
     }
 
     @Test
@@ -117,7 +113,7 @@ class VoiceAssistAdapterTest {
             assertThat(connected.get("client_id").textValue()).isEqualTo("conn_1");
             assertThat(connected.get("timestamp").textValue()).matches(TIMESTAMP);
             assertThat(connected.get("protocol_version").textValue()).isEqualTo("1.0");
-            assertThat(connected.get("capabilities")).isEqualTo(VoiceAssistTesting.json("[\"text_streaming\"]"));
+            assertThat(connected.get("capabilities")).isEqualTo(json("[\"text_streaming\"]"));
             assertThat(connected.properties()).extracting(Map.Entry::getKey)
                     .containsExactly("type", "client_id", "timestamp", "protocol_version", "capabilities");
         });

@@ -3,10 +3,13 @@ package dev.switchboard.adapter.voiceassist;
 import dev.switchboard.core.Command;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
-import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.Decoded;
+import dev.switchboard.testkit.FieldCases;
+import dev.switchboard.testkit.MalformedJson;
+import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -15,11 +18,15 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.CONVERSATION;
-import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.fixture;
-import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.json;
+import static dev.switchboard.testkit.DialectChecks.assertLongUnknownTypeIsShortenedWhenEchoed;
+import static dev.switchboard.testkit.Fixtures.fixture;
+import static dev.switchboard.testkit.Fixtures.json;
+import static dev.switchboard.testkit.RunChecks.assertOneUserMessageRun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class VoiceAssistDecoderTest {
+    private static final String PING = "{\"type\":\"ping\"}";
+
     /** A connection whose URL names a conversation other than the spec examples' session_id. */
     private final VoiceAssistTesting voice = new VoiceAssistTesting(AdapterContext.defaults(), "url-conversation");
 
@@ -49,19 +56,7 @@ class VoiceAssistDecoderTest {
         Command.StartRun run = startRun(fixture("message.json"));
 
         assertThat(run.conversationId()).isEqualTo(CONVERSATION);
-        assertThat(run.runId()).startsWith("run_");
-        assertThat(run.parentRunId()).isNull();
-        assertThat(run.messages()).singleElement().satisfies(m -> {
-            assertThat(m.id()).startsWith("msg_");
-            assertThat(m.role()).isEqualTo(Role.USER);
-            assertThat(m.content()).isEqualTo("What are the symptoms of hypertension?");
-            assertThat(m.toolCalls()).isEmpty();
-            assertThat(m.toolCallId()).isNull();
-        });
-        assertThat(run.tools()).isEmpty();
-        assertThat(run.context()).isNull();
-        assertThat(run.state()).isNull();
-        assertThat(run.forwardedProps()).isNull();
+        assertOneUserMessageRun(run, "What are the symptoms of hypertension?");
         assertThat(run.metadata()).isEqualTo(json("{\"clinical_context_id\":\"optional-uuid\"}"));
     }
 
@@ -152,37 +147,9 @@ class VoiceAssistDecoderTest {
         assertThat(run.metadata().get("clinical_context_id").textValue()).isEqualTo(id);
     }
 
-    static Stream<Arguments> notJson() {
-        return Stream.of(
-                Arguments.of("plain text", "hello"),
-                Arguments.of("an empty frame", ""),
-                Arguments.of("only white space", "   "),
-                Arguments.of("a truncated object", "{\"type\":\"message\","),
-                Arguments.of("single quotes", "{'type':'ping'}"),
-                Arguments.of("an object followed by garbage", "{\"type\":\"ping\"} trailing"),
-                Arguments.of("two objects", "{\"type\":\"ping\"}{\"type\":\"ping\"}"),
-                Arguments.of("nesting deeper than the read constraints", "[".repeat(65) + "]".repeat(65)),
-                Arguments.of("a number longer than the read constraints",
-                        "{\"type\":\"ping\",\"n\":" + "9".repeat(101) + "}"));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("notJson")
-    void malformedJsonGetsInvalidJson(String name, String text) {
-        assertThat(failure(text).code()).isEqualTo(ErrorCode.INVALID_JSON);
-    }
-
-    static Stream<String> nonObjects() {
-        return Stream.of("[{\"type\":\"ping\"}]", "\"ping\"", "42", "true", "null");
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("nonObjects")
-    void jsonThatIsNotAnObjectGetsInvalidJson(String text) {
-        GatewayError error = failure(text);
-
-        assertThat(error.code()).isEqualTo(ErrorCode.INVALID_JSON);
-        assertThat(error.message()).isEqualTo("a VoiceAssist message is a JSON object");
+    @TestFactory
+    Stream<DynamicTest> anythingButOneJsonObjectGetsInvalidJson() {
+        return MalformedJson.refusedBy(PING, "a VoiceAssist message is a JSON object", voice::decode);
     }
 
     static Stream<Arguments> typeMissingOrNotAString() {
@@ -221,51 +188,24 @@ class VoiceAssistDecoderTest {
 
     @Test
     void veryLongUnknownTypeIsShortenedWhenEchoed() {
-        GatewayError error = failure("{\"type\":\"" + "\uD83D\uDE00".repeat(1000) + "\"}");
-
-        assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_TYPE);
-        assertThat(error.details().get("type")).isEqualTo("\uD83D\uDE00".repeat(64) + "…");
+        assertLongUnknownTypeIsShortenedWhenEchoed(voice.session());
     }
 
-    static Stream<Arguments> badMessages() {
-        String content = "\"content\":\"hi\"";
-        return Stream.of(
-                Arguments.of("content missing", "", ErrorCode.MISSING_FIELD, "content"),
-                Arguments.of("content missing beside a session_id", "\"session_id\":\"s\"",
-                        ErrorCode.MISSING_FIELD, "content"),
-                Arguments.of("content null", "\"content\":null", ErrorCode.MISSING_FIELD, "content"),
-                Arguments.of("content a number", "\"content\":5", ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content an array", "\"content\":[\"hi\"]", ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content empty", "\"content\":\"\"", ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content blank", "\"content\":\" \\n\\t \"", ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content only no-break spaces", "\"content\":\"\\u00a0\\u2003\"",
-                        ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("content over 10,000 characters", "\"content\":\"" + "a".repeat(10_001) + "\"",
-                        ErrorCode.INVALID_FIELD, "content"),
-                Arguments.of("session_id empty", content + ",\"session_id\":\"\"", ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("session_id blank", content + ",\"session_id\":\"  \"",
-                        ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("session_id a number", content + ",\"session_id\":123",
-                        ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("session_id over 128 characters", content + ",\"session_id\":\"" + "s".repeat(129) + "\"",
-                        ErrorCode.INVALID_FIELD, "session_id"),
-                Arguments.of("clinical_context_id empty", content + ",\"clinical_context_id\":\"\"",
-                        ErrorCode.INVALID_FIELD, "clinical_context_id"),
-                Arguments.of("clinical_context_id an object", content + ",\"clinical_context_id\":{}",
-                        ErrorCode.INVALID_FIELD, "clinical_context_id"),
-                Arguments.of("clinical_context_id over 128 characters",
-                        content + ",\"clinical_context_id\":\"" + "c".repeat(129) + "\"",
-                        ErrorCode.INVALID_FIELD, "clinical_context_id"));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("badMessages")
-    void badMessageIsRefusedNamingTheField(String name, String fields, ErrorCode code, String field) {
-        GatewayError error = failure(message(fields));
-
-        assertThat(error.code()).isEqualTo(code);
-        assertThat(error.details()).isEqualTo(Map.of("field", field));
-        assertThat(error.message()).startsWith(field);
+    @TestFactory
+    Stream<DynamicTest> badMessageIsRefusedNamingTheField() {
+        return FieldCases.in(message("\"content\":\"hi\""))
+                .requiredId("content")
+                .row("content missing beside a session_id", message("\"session_id\":\"s\""),
+                        ErrorCode.MISSING_FIELD, "content")
+                .invalid("content", "blank", "\" \\n\\t \"")
+                .invalid("content", "only no-break spaces", "\"\\u00a0\\u2003\"")
+                .invalid("content", "over 10,000 characters", "\"" + "a".repeat(10_001) + "\"")
+                .optionalId("session_id")
+                .invalid("session_id", "blank", "\"  \"")
+                .invalid("session_id", "over 128 characters", "\"" + "s".repeat(129) + "\"")
+                .optionalId("clinical_context_id")
+                .invalid("clinical_context_id", "over 128 characters", "\"" + "c".repeat(129) + "\"")
+                .refusedBy(text -> new VoiceAssistTesting(AdapterContext.defaults(), "url-conversation").decode(text));
     }
 
     @Test

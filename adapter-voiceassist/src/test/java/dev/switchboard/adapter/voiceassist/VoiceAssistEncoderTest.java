@@ -16,8 +16,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
-import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.fixtureJson;
-import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.json;
+import static dev.switchboard.testkit.Fixtures.fixtureJson;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class VoiceAssistEncoderTest {

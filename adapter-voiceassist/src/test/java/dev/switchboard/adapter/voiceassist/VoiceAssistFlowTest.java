@@ -14,8 +14,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.List;
 
-import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.fixture;
-import static dev.switchboard.adapter.voiceassist.VoiceAssistTesting.json;
+import static dev.switchboard.testkit.Fixtures.fixture;
+import static dev.switchboard.testkit.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Whole exchanges of one connection, checked against the spec's "Connection Lifecycle" sequence. */

@@ -3,16 +3,14 @@ package dev.switchboard.adapter.voiceassist;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.SessionContext;
-import dev.switchboard.core.testing.CollectingFrameWriter;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static dev.switchboard.testkit.DialectChecks.assertDecodesToCommandsOrATypedFailure;
 
 /** Coverage-guided fuzzing of the VoiceAssist decoder: any text is a command or a typed failure, never an exception. */
 class VoiceAssistFuzzTest {
@@ -23,12 +21,6 @@ class VoiceAssistFuzzTest {
     /** The input is the bytes a client sends, decoded as UTF-8 as the transport decodes them. */
     @FuzzTest(maxDuration = "10s")
     void anyFrameDecodesToCommandsOrATypedFailure(byte[] data) throws Exception {
-        Decoded decoded = session.decode(new String(data, StandardCharsets.UTF_8));
-        assertThat(decoded).isNotNull();
-        if (decoded instanceof Decoded.Failure f) {
-            CollectingFrameWriter out = new CollectingFrameWriter();
-            session.encodeError(f.error(), out);
-            assertThat(out.json()).hasSize(1);
-        }
+        assertDecodesToCommandsOrATypedFailure(session, new String(data, StandardCharsets.UTF_8));
     }
 }

@@ -21,7 +21,7 @@ import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
 import dev.switchboard.core.spi.SessionContext;
-import dev.switchboard.core.testing.CollectingFrameWriter;
+import dev.switchboard.testkit.CollectingFrameWriter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -13,8 +13,10 @@ public interface WireAdapter {
     /** The dialect's id, also its configuration key (for example {@code hai}). */
     String id();
 
-    /** WebSocket paths served by this dialect (for example {@code /ws}, {@code /hai/ws}). */
-    Set<String> webSocketPaths();
+    /** WebSocket paths served by this dialect (for example {@code /ws}, {@code /hai/ws}); none by default. */
+    default Set<String> webSocketPaths() {
+        return Set.of();
+    }
 
     /** {@code Sec-WebSocket-Protocol} values that select this dialect on a shared path. */
     default Set<String> subprotocols() {
@@ -50,10 +52,11 @@ public interface WireAdapter {
     /**
      * Checks a WebSocket upgrade to this dialect before it is accepted: an error refuses it
      * (MISSING_FIELD and INVALID_FIELD are answered 400, others with their HTTP status), and
-     * nothing is stored. Null accepts it, the default.
+     * nothing is stored; null accepts it. By default only a malformed resume cursor is refused
+     * ({@link Cursors#refusal}), as every dialect reads the cursor alike.
      */
     default GatewayError refuseUpgrade(SessionContext context) {
-        return null;
+        return Cursors.refusal(context);
     }
 
     /** Where this dialect's WebSocket frames carry each event's {@code seq}, the resume cursor. */
@@ -61,8 +64,10 @@ public interface WireAdapter {
         return Cursors.Style.NONE;
     }
 
-    /** A new session for one connection. */
-    DialectSession newSession(SessionContext context);
+    /** A new session for one connection to one of {@link #webSocketPaths()}. */
+    default DialectSession newSession(SessionContext context) {
+        throw new UnsupportedOperationException(id() + " serves no WebSocket paths");
+    }
 
     /** Paths this dialect serves with {@code POST} requests (none by default). */
     default Set<String> httpPaths() {

@@ -1,4 +1,4 @@
-package dev.switchboard.core.testing;
+package dev.switchboard.testkit;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
