@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Plugins dropped into {@code --plugin-dir}: the example dialect (examples/adapter-jsonl, built by
- * core's build as a project of its own) serves real connections with the option it declares, and a
+ * the test kit's build as a project of its own) serves real connections with the option it declares, and a
  * bad jar stops start-up with a message naming the jar and what is wrong with it.
  */
 class PluginDirTest {
@@ -31,9 +31,9 @@ class PluginDirTest {
 
     /** The example plugin's jar, as its own build made it. */
     private static Path exampleJar() {
-        Path jar = Path.of(System.getProperty("switchboard.examples", "../core/target/examples"),
+        Path jar = Path.of(System.getProperty("switchboard.examples", "../testkit/target/examples"),
                 "adapter-jsonl", "target", "adapter-jsonl.jar");
-        assertThat(jar).as("the example plugin's jar; core's build makes it (maven-invoker-plugin)").isRegularFile();
+        assertThat(jar).as("the example plugin's jar; the test kit's build makes it (maven-invoker-plugin)").isRegularFile();
         return jar;
     }
 

@@ -1,16 +1,13 @@
 package com.example.jsonl;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Command;
 import dev.switchboard.core.Envelope;
-import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
-import dev.switchboard.core.Json;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.DialectSession;
@@ -43,50 +40,28 @@ final class JsonlSession implements DialectSession {
 
     @Override
     public Decoded decode(String text) {
-        JsonNode frame;
         try {
-            frame = Json.parseStrict(text);
-        } catch (JsonProcessingException e) {
-            return Decoded.fail(ErrorCode.INVALID_JSON, "a message must be one JSON object");
-        }
-        if (frame == null || !frame.isObject()) {
-            return Decoded.fail(ErrorCode.INVALID_JSON, "a message must be one JSON object");
-        }
-        try {
+            JsonNode frame = JsonInput.parseObject(text, "a message must be one JSON object");
             String type = JsonInput.requiredString(frame, "type", "type");
             return switch (type) {
-                case "message" -> message(frame);
-                case "join" -> Decoded.of(new Command.Subscribe(JsonInput.requiredId(frame, "conversation", "conversation"),
-                        cursor(frame), true));
-                case "decide" -> {
-                    JsonNode approved = frame.get("approved");
-                    if (JsonInput.absent(approved)) {
-                        throw JsonInput.missing("approved", "true or false");
-                    }
-                    if (!approved.isBoolean()) {
-                        throw JsonInput.invalid("approved", "true or false");
-                    }
-                    yield Decoded.of(new Command.DecideApproval(JsonInput.requiredId(frame, "approval", "approval"),
-                            approved.booleanValue(), JsonInput.optionalString(frame, "feedback", "feedback"), null));
-                }
+                case "message" -> Decoded.of(Command.StartRun.of(
+                        JsonInput.requiredId(frame, "conversation", "conversation"),
+                        InputMessage.text(Ids.next("msg"), Role.USER,
+                                JsonInput.requiredText(frame, "text", "text", maxContentChars))));
+                case "join" -> Decoded.of(new Command.Subscribe(
+                        JsonInput.requiredId(frame, "conversation", "conversation"), cursor(frame), true));
+                case "decide" -> Decoded.of(new Command.DecideApproval(
+                        JsonInput.requiredId(frame, "approval", "approval"),
+                        JsonInput.requiredBoolean(frame, "approved", "approved"),
+                        JsonInput.optionalString(frame, "feedback", "feedback"), null));
                 case "cancel" -> Decoded.of(new Command.CancelRun(
                         JsonInput.requiredId(frame, "conversation", "conversation"), null));
                 case "ping" -> Decoded.of(new Command.Ping());
-                default -> Decoded.fail(ErrorCode.UNKNOWN_TYPE, "unknown type '" + type
-                        + "'; one of message, join, decide, cancel, ping");
+                default -> JsonInput.unknownType(frame.get("type"), "message, join, decide, cancel or ping");
             };
         } catch (JsonInput.Refused refused) {
             return refused.failure();
         }
-    }
-
-    private Decoded message(JsonNode frame) throws JsonInput.Refused {
-        String conversation = JsonInput.requiredId(frame, "conversation", "conversation");
-        String text = JsonInput.requiredString(frame, "text", "text");
-        if (text.isBlank() || text.length() > maxContentChars) {
-            throw JsonInput.invalid("text", "between 1 and " + maxContentChars + " characters, not blank");
-        }
-        return Decoded.of(Command.StartRun.of(conversation, InputMessage.text(Ids.next("msg"), Role.USER, text)));
     }
 
     /** The {@code after} cursor: absent for live events and the active run so far. */
