@@ -33,17 +33,37 @@ class RedisBrokerTest {
 
     static RedisBroker one;
     static RedisBroker two;
+    /** Keeps 5 events per conversation. */
+    static RedisBroker bounded;
 
     @BeforeAll
     static void connect() {
         one = RedisTests.connect(server.url());
         two = RedisTests.connect(server.url());
+        bounded = RedisTests.connect(RedisBrokerConfig.of(server.url(), "bounded").withStreamMax(5));
     }
 
     @AfterAll
     static void close() {
         get(one.close());
         get(two.close());
+        get(bounded.close());
+    }
+
+    /** Checks a history's status and the seqs of its entries; answers it. */
+    private static RedisHistory expect(RedisHistory history, RedisHistory.Status status, Long... seqs) {
+        assertThat(history.status()).isEqualTo(status);
+        assertThat(seqs(history.entries())).containsExactly(seqs);
+        return history;
+    }
+
+    /** Opens a new conversation and publishes "event 1" to "event {@code n}" in it; answers its epoch. */
+    private static String openWithEvents(RedisBroker broker, String conversation, int n) {
+        String epoch = get(broker.open(conversation, 0)).epoch();
+        for (int i = 1; i <= n; i++) {
+            publish(broker, conversation, epoch, null, "event " + i);
+        }
+        return epoch;
     }
 
     private static RedisPublished publish(RedisBroker broker, String conversation, String epoch, String token,
@@ -100,13 +120,9 @@ class RedisBrokerTest {
 
     @Test
     void theStreamHoldsEachEventUnderItsSeqAndOnlyTheLatestUpToItsBound() {
-        RedisBroker bounded = RedisTests.connect(RedisBrokerConfig.of(server.url(), "bounded").withStreamMax(5));
         try (var plain = new RedisTests.Plain(server.url())) {
             String conversation = conversation();
-            get(bounded.open(conversation, 0));
-            for (int i = 1; i <= 8; i++) {
-                publish(bounded, conversation, null, null, "event " + i);
-            }
+            openWithEvents(bounded, conversation, 8);
 
             List<StreamMessage<String, String>> stream = plain.redis.xrange(RedisKeys.stream(conversation),
                     Range.create("-", "+"));
@@ -117,30 +133,22 @@ class RedisBrokerTest {
             assertThat(plain.redis.ttl(RedisKeys.stream(conversation)))
                     .isBetween(1L, RedisBrokerConfig.DEFAULT_HISTORY_TTL.toSeconds());
             assertThat(plain.redis.hgetall(RedisKeys.meta(conversation))).containsEntry("seq", "8");
-        } finally {
-            get(bounded.close());
         }
     }
 
     @Test
     void historyFromACursorReturnsExactlyTheLaterEntries() {
         String conversation = conversation();
-        String epoch = get(one.open(conversation, 0)).epoch();
-        for (int i = 1; i <= 10; i++) {
-            publish(one, conversation, epoch, null, "event " + i);
-        }
+        String epoch = openWithEvents(one, conversation, 10);
 
-        RedisHistory after6 = get(two.history(conversation, epoch, 6, 100));
-        assertThat(after6.status()).isEqualTo(RedisHistory.Status.CONTINUOUS);
-        assertThat(seqs(after6.entries())).containsExactly(7L, 8L, 9L, 10L);
+        RedisHistory after6 = expect(get(two.history(conversation, epoch, 6, 100)), RedisHistory.Status.CONTINUOUS,
+                7L, 8L, 9L, 10L);
         assertThat(after6.entries()).extracting(e -> text(e.payload()))
                 .containsExactly("event 7", "event 8", "event 9", "event 10");
         assertThat(after6.epoch()).isEqualTo(epoch);
         assertThat(after6.topSeq()).isEqualTo(10);
         assertThat(seqs(get(two.history(conversation, epoch, 6, 2)).entries())).containsExactly(7L, 8L);
-        RedisHistory atTop = get(two.history(conversation, epoch, 10, 100));
-        assertThat(atTop.status()).isEqualTo(RedisHistory.Status.CONTINUOUS);
-        assertThat(atTop.entries()).isEmpty();
+        expect(get(two.history(conversation, epoch, 10, 100)), RedisHistory.Status.CONTINUOUS);
         assertThat(get(two.history(conversation, epoch, 11, 100)).status()).isEqualTo(RedisHistory.Status.AHEAD);
         assertThat(get(two.history(conversation(), null, 0, 100)).status())
                 .isEqualTo(RedisHistory.Status.NOT_OPEN);
@@ -148,24 +156,14 @@ class RedisBrokerTest {
 
     @Test
     void aCursorBelowTheStreamsOldestEntryIsSignalledWithWhatTheStreamStillHolds() {
-        RedisBroker bounded = RedisTests.connect(RedisBrokerConfig.of(server.url(), "bounded").withStreamMax(5));
-        try {
-            String conversation = conversation();
-            String epoch = get(bounded.open(conversation, 0)).epoch();
-            for (int i = 1; i <= 8; i++) {
-                publish(bounded, conversation, epoch, null, "event " + i);
-            }
+        String conversation = conversation();
+        String epoch = openWithEvents(bounded, conversation, 8);
 
-            RedisHistory after1 = get(bounded.history(conversation, epoch, 1, 100));
-            assertThat(after1.status()).isEqualTo(RedisHistory.Status.TRUNCATED);
-            assertThat(after1.oldestSeq()).isEqualTo(4);
-            assertThat(seqs(after1.entries())).containsExactly(4L, 5L, 6L, 7L, 8L);
-            RedisHistory after3 = get(bounded.history(conversation, epoch, 3, 100));
-            assertThat(after3.status()).isEqualTo(RedisHistory.Status.CONTINUOUS);
-            assertThat(seqs(after3.entries())).containsExactly(4L, 5L, 6L, 7L, 8L);
-        } finally {
-            get(bounded.close());
-        }
+        RedisHistory after1 = expect(get(bounded.history(conversation, epoch, 1, 100)),
+                RedisHistory.Status.TRUNCATED, 4L, 5L, 6L, 7L, 8L);
+        assertThat(after1.oldestSeq()).isEqualTo(4);
+        expect(get(bounded.history(conversation, epoch, 3, 100)), RedisHistory.Status.CONTINUOUS,
+                4L, 5L, 6L, 7L, 8L);
     }
 
     @Test
@@ -174,9 +172,7 @@ class RedisBrokerTest {
         RedisPosition opened = get(one.open(conversation, 100));
 
         assertThat(opened.topSeq()).isEqualTo(100);
-        RedisHistory empty = get(one.history(conversation, opened.epoch(), 40, 10));
-        assertThat(empty.status()).isEqualTo(RedisHistory.Status.TRUNCATED);
-        assertThat(empty.entries()).isEmpty();
+        expect(get(one.history(conversation, opened.epoch(), 40, 10)), RedisHistory.Status.TRUNCATED);
         assertThat(publish(one, conversation, opened.epoch(), null, "x").seq()).isEqualTo(101);
         assertThat(get(two.open(conversation, 7))).isEqualTo(new RedisPosition(opened.epoch(), 101));
     }
