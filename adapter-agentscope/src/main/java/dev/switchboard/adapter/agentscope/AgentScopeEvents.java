@@ -1,6 +1,8 @@
 package dev.switchboard.adapter.agentscope;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.SerializableString;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -12,6 +14,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.util.List;
@@ -33,6 +36,19 @@ final class AgentScopeEvents {
 
     static final String CREATED = "created";
     static final String IN_PROGRESS = "in_progress";
+
+    /* A text delta's field names and constant values, encoded once (see JsonText). */
+    private static final SerializedString DELTA_SEQUENCE_NUMBER = JsonText.of(SEQUENCE_NUMBER);
+    private static final SerializedString OBJECT = JsonText.of("object");
+    private static final SerializedString CONTENT = JsonText.of("content");
+    private static final SerializedString STATUS = JsonText.of("status");
+    private static final SerializedString DELTA_IN_PROGRESS = JsonText.of(IN_PROGRESS);
+    private static final SerializedString ERROR = JsonText.of("error");
+    private static final SerializedString TYPE = JsonText.of("type");
+    private static final SerializedString TEXT = JsonText.of("text");
+    private static final SerializedString INDEX = JsonText.of("index");
+    private static final SerializedString DELTA = JsonText.of("delta");
+    private static final SerializedString MSG_ID = JsonText.of("msg_id");
     static final String COMPLETED = "completed";
     static final String FAILED = "failed";
     static final String CANCELED = "canceled";
@@ -106,18 +122,28 @@ final class AgentScopeEvents {
      * tree. Deltas are most of a stream's events, and the tree cost each one about 800 bytes more
      * allocation and a second serialisation pass (BENCHMARKS.md, text delta table).
      */
-    static void writeTextDelta(FrameWriter out, int sequenceNumber, String msgId, String text) throws IOException {
+    static void writeTextDelta(FrameWriter out, int sequenceNumber, SerializableString msgId, String text)
+            throws IOException {
         JsonGenerator gen = out.begin();
         gen.writeStartObject();
-        gen.writeNumberField(SEQUENCE_NUMBER, sequenceNumber);
-        gen.writeStringField("object", "content");
-        gen.writeStringField("status", IN_PROGRESS);
-        gen.writeNullField("error");
-        gen.writeStringField("type", "text");
-        gen.writeNumberField("index", 0);
-        gen.writeBooleanField("delta", true);
-        gen.writeStringField("msg_id", msgId);
-        gen.writeStringField("text", text);
+        gen.writeFieldName(DELTA_SEQUENCE_NUMBER);
+        gen.writeNumber(sequenceNumber);
+        gen.writeFieldName(OBJECT);
+        gen.writeString(CONTENT);
+        gen.writeFieldName(STATUS);
+        gen.writeString(DELTA_IN_PROGRESS);
+        gen.writeFieldName(ERROR);
+        gen.writeNull();
+        gen.writeFieldName(TYPE);
+        gen.writeString(TEXT);
+        gen.writeFieldName(INDEX);
+        gen.writeNumber(0);
+        gen.writeFieldName(DELTA);
+        gen.writeBoolean(true);
+        gen.writeFieldName(MSG_ID);
+        gen.writeString(msgId);
+        gen.writeFieldName(TEXT);
+        gen.writeString(text);
         gen.writeEndObject();
         out.end();
     }

@@ -11,6 +11,7 @@ import dev.switchboard.core.Ids;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonText;
 import dev.switchboard.core.spi.HttpExchange;
 
 import java.io.IOException;
@@ -34,6 +35,8 @@ import static dev.switchboard.adapter.agentscope.AgentScopeEvents.COMPLETED;
  * answers it with an {@code mcp_approval_response}, and that request's response shows the rest of it.
  */
 final class AgentScopeExchange implements HttpExchange {
+    /** The id of the message whose deltas stream, encoded once for all of them. */
+    private final JsonText.Repeated deltaMessageId = new JsonText.Repeated();
     /** The {@code server_label} of approval requests: the gateway asks, not an MCP server of the client's. */
     static final String SERVER_LABEL = "switchboard";
 
@@ -138,7 +141,7 @@ final class AgentScopeExchange implements HttpExchange {
                 OpenMessage message = openMessage(delta.messageId(), "assistant", out);
                 message.text.append(delta.delta());
                 if (streaming) {
-                    AgentScopeEvents.writeTextDelta(out, nextSequence++, message.id, delta.delta());
+                    AgentScopeEvents.writeTextDelta(out, nextSequence++, deltaMessageId.of(message.id), delta.delta());
                 }
             }
             case MESSAGE_COMPLETED -> {

@@ -1,6 +1,8 @@
 package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.SerializableString;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -8,6 +10,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -19,6 +22,12 @@ import java.util.Map;
  * {@code timestamp} on every event. Field names follow {@code @ag-ui/core} 1.0 ({@code EventSchema}).
  */
 final class AguiEvents {
+    private static final SerializedString TYPE = JsonText.of("type");
+    private static final SerializedString TEXT_MESSAGE_CONTENT = JsonText.of("TEXT_MESSAGE_CONTENT");
+    private static final SerializedString MESSAGE_ID = JsonText.of("messageId");
+    private static final SerializedString DELTA = JsonText.of("delta");
+    private static final SerializedString TIMESTAMP = JsonText.of("timestamp");
+
     /* Not JsonGenerator.writeTree, which flushes the generator (the frame) after every tree. */
     private static final ObjectWriter TREE_WRITER =
             Json.MAPPER.writer().without(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
@@ -166,11 +175,21 @@ final class AguiEvents {
         end(gen, out, timestamp);
     }
 
-    static void textMessageContent(FrameWriter out, long timestamp, String messageId, String delta) throws IOException {
-        JsonGenerator gen = begin(out, "TEXT_MESSAGE_CONTENT");
-        gen.writeStringField("messageId", messageId);
-        gen.writeStringField("delta", delta);
-        end(gen, out, timestamp);
+    /** A delta of the message {@code messageId} (encoded once for all its deltas): the hot path. */
+    static void textMessageContent(FrameWriter out, long timestamp, SerializableString messageId, String delta)
+            throws IOException {
+        JsonGenerator gen = out.begin();
+        gen.writeStartObject();
+        gen.writeFieldName(TYPE);
+        gen.writeString(TEXT_MESSAGE_CONTENT);
+        gen.writeFieldName(MESSAGE_ID);
+        gen.writeString(messageId);
+        gen.writeFieldName(DELTA);
+        gen.writeString(delta);
+        gen.writeFieldName(TIMESTAMP);
+        gen.writeNumber(timestamp);
+        gen.writeEndObject();
+        out.end();
     }
 
     static void textMessageEnd(FrameWriter out, long timestamp, String messageId) throws IOException {

@@ -3,6 +3,7 @@ package dev.switchboard.adapter.agui;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -33,6 +34,8 @@ final class AguiRun {
     private final Set<String> shownArgs = new java.util.HashSet<>();
     /** Tokens used so far, summed per model, for the run's terminal event. */
     private final Map<String, Event.Usage> usage = new LinkedHashMap<>();
+    /** The id of the message whose deltas stream, encoded once for all of them. */
+    private final JsonText.Repeated deltaMessageId = new JsonText.Repeated();
 
     AguiRun(String threadId, String runId) {
         this.threadId = threadId;
@@ -83,7 +86,7 @@ final class AguiRun {
             case TEXT_DELTA -> {
                 Event.TextDelta delta = (Event.TextDelta) event;
                 openMessage(delta.messageId(), timestamp, out);
-                AguiEvents.textMessageContent(out, timestamp, delta.messageId(), delta.delta());
+                AguiEvents.textMessageContent(out, timestamp, deltaMessageId.of(delta.messageId()), delta.delta());
             }
             case MESSAGE_COMPLETED -> {
                 Event.MessageCompleted done = (Event.MessageCompleted) event;
@@ -92,7 +95,7 @@ final class AguiRun {
                     // sends whole messages): sent whole.
                     openMessage(done.messageId(), timestamp, out);
                     if (!done.text().isEmpty() && !shownText.contains(done.messageId())) {
-                        AguiEvents.textMessageContent(out, timestamp, done.messageId(), done.text());
+                        AguiEvents.textMessageContent(out, timestamp, deltaMessageId.of(done.messageId()), done.text());
                     }
                 }
                 openMessages.remove(done.messageId());

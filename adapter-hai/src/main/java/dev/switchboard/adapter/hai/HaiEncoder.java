@@ -1,6 +1,7 @@
 package dev.switchboard.adapter.hai;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -10,6 +11,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.util.Collections;
@@ -45,6 +47,16 @@ final class HaiEncoder {
         }
     });
     private final Map<String, RunState> runs = new HashMap<>();
+    /** The session and the streaming message's ids, encoded once for all the message's chunks. */
+    private final JsonText.Repeated chunkSessionId = new JsonText.Repeated();
+    private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
+
+    private static final SerializedString TYPE = JsonText.of("type");
+    private static final SerializedString ASSISTANT_MESSAGE_CHUNK = JsonText.of("assistant_message_chunk");
+    private static final SerializedString CONTENT = JsonText.of("content");
+    private static final SerializedString SESSION_ID = JsonText.of("session_id");
+    private static final SerializedString MESSAGE_ID = JsonText.of("message_id");
+    private static final SerializedString IS_FINAL = JsonText.of("is_final");
 
     /** What this connection knows of one run between its start and its end. */
     private static final class RunState {
@@ -175,15 +187,21 @@ final class HaiEncoder {
         out.end();
     }
 
-    private static void chunk(String messageId, String content, boolean last, List<Citation> citations,
-                              String sessionId, FrameWriter out) throws IOException {
+    /** A chunk of a streamed message: the hot path, with every repeated part encoded once. */
+    private void chunk(String messageId, String content, boolean last, List<Citation> citations,
+                       String sessionId, FrameWriter out) throws IOException {
         JsonGenerator gen = out.begin();
         gen.writeStartObject();
-        gen.writeStringField("type", "assistant_message_chunk");
-        gen.writeStringField("content", content);
-        gen.writeStringField("session_id", sessionId);
-        gen.writeStringField("message_id", messageId);
-        gen.writeBooleanField("is_final", last);
+        gen.writeFieldName(TYPE);
+        gen.writeString(ASSISTANT_MESSAGE_CHUNK);
+        gen.writeFieldName(CONTENT);
+        gen.writeString(content);
+        gen.writeFieldName(SESSION_ID);
+        gen.writeString(chunkSessionId.of(sessionId));
+        gen.writeFieldName(MESSAGE_ID);
+        gen.writeString(chunkMessageId.of(messageId));
+        gen.writeFieldName(IS_FINAL);
+        gen.writeBoolean(last);
         citations(citations, gen);
         gen.writeEndObject();
         out.end();

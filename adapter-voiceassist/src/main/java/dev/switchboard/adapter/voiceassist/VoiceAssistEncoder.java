@@ -1,11 +1,13 @@
 package dev.switchboard.adapter.voiceassist;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import dev.switchboard.core.Citation;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.time.Instant;
@@ -21,6 +23,15 @@ import java.util.Map;
  * last message, which a failed run's {@code error} names.
  */
 final class VoiceAssistEncoder {
+    private static final SerializedString TYPE = JsonText.of("type");
+    private static final SerializedString MESSAGE_CHUNK = JsonText.of("message_chunk");
+    private static final SerializedString MESSAGE_ID = JsonText.of("message_id");
+    private static final SerializedString CONTENT = JsonText.of("content");
+    private static final SerializedString CHUNK_INDEX = JsonText.of("chunk_index");
+
+    /** The streaming message's id, encoded once for all its chunks. */
+    private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
+
     static final String PROTOCOL_VERSION = "1.0";
 
     /*
@@ -62,10 +73,16 @@ final class VoiceAssistEncoder {
                 // A connection that joined mid-message numbers the chunks it sees from 0.
                 int[] next = run.nextChunk.computeIfAbsent(delta.messageId(), id -> new int[1]);
                 run.lastMessageId = delta.messageId();
-                JsonGenerator gen = start(out, "message_chunk");
-                gen.writeStringField("message_id", delta.messageId());
-                gen.writeStringField("content", delta.delta());
-                gen.writeNumberField("chunk_index", next[0]++);
+                JsonGenerator gen = out.begin();
+                gen.writeStartObject();
+                gen.writeFieldName(TYPE);
+                gen.writeString(MESSAGE_CHUNK);
+                gen.writeFieldName(MESSAGE_ID);
+                gen.writeString(chunkMessageId.of(delta.messageId()));
+                gen.writeFieldName(CONTENT);
+                gen.writeString(delta.delta());
+                gen.writeFieldName(CHUNK_INDEX);
+                gen.writeNumber(next[0]++);
                 end(gen, out);
             }
             case MESSAGE_COMPLETED -> {
