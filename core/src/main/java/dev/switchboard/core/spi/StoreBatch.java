@@ -4,7 +4,12 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.InputMessage;
 
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Writes the hub hands the store in one transaction, each list in emission order:
@@ -88,6 +93,31 @@ public final class StoreBatch {
 
     public List<Reservation> reservations() {
         return reservations;
+    }
+
+    /** Every conversation the batch writes to, in the order they first appear: for messages about it. */
+    public Set<String> conversationIds() {
+        Set<String> ids = new LinkedHashSet<>();
+        conversations.forEach(c -> ids.add(c.id()));
+        messages.forEach(m -> ids.add(m.conversationId()));
+        events.forEach(e -> ids.add(e.conversationId()));
+        approvals.forEach(a -> ids.add(a.conversationId()));
+        return ids;
+    }
+
+    /**
+     * The first event whose seq an earlier event of the batch has in its conversation, or that
+     * {@code stored} says is already stored: what a store names when a batch broke the one event
+     * per seq rule.
+     */
+    public Optional<Envelope> repeatedOrStoredEvent(Predicate<Envelope> stored) {
+        Set<String> seen = new HashSet<>();
+        for (Envelope e : events) {
+            if (!seen.add(e.seq() + ":" + e.conversationId()) || stored.test(e)) {
+                return Optional.of(e);
+            }
+        }
+        return Optional.empty();
     }
 
     public boolean isEmpty() {
