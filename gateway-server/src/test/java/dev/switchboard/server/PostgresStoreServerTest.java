@@ -34,13 +34,6 @@ class PostgresStoreServerTest {
         return seqs.get(seqs.size() - 1);
     }
 
-    private static String text(List<JsonNode> frames) {
-        StringBuilder sb = new StringBuilder();
-        frames.stream().filter(f -> f.path("type").asText().startsWith("assistant_message"))
-                .forEach(f -> sb.append(f.path("content").asText()));
-        return sb.toString();
-    }
-
     @Test
     void historyAPendingApprovalAndCursorsOutliveTheGatewayOnTheDatabase() {
         Map<String, Object> options = Map.of("store-url", postgres.newDatabase());
@@ -65,10 +58,10 @@ class PostgresStoreServerTest {
                 List<JsonNode> replay = c.until(f -> f.path("seq").asLong() == lastBeforeStop);
                 assertThat(seqs(replay)).as("every event after the cursor, in order and once, as it was shown live")
                         .isEqualTo(seqs(secondRun)).allMatch(seq -> seq > firstRunEnd);
-                assertThat(text(replay)).isEqualTo(text(secondRun)).contains("chilled food");
+                assertThat(HaiServerTest.text(replay)).isEqualTo(HaiServerTest.text(secondRun)).contains("chilled food");
 
                 List<JsonNode> history = c.ask("pg-chat", "history").untilCompleted();
-                assertThat(text(history)).contains("2 earlier messages");
+                assertThat(HaiServerTest.text(history)).contains("2 earlier messages");
                 assertThat(history.stream().filter(f -> f.has("seq")).findFirst().orElseThrow().path("seq").asLong())
                         .as("the seqs reserved before the clean stop were given back")
                         .isEqualTo(lastBeforeStop + 1);
@@ -77,7 +70,7 @@ class PostgresStoreServerTest {
                 c.send(Json.object().put("type", "tool_approval_response").put("approval_id", approvalId)
                         .put("approved", true).put("feedback", "after the restart").toString());
                 List<JsonNode> rest = c.untilCompleted();
-                assertThat(text(rest)).contains("was generated");
+                assertThat(HaiServerTest.text(rest)).contains("was generated");
             }
         }
     }

@@ -17,7 +17,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -213,8 +212,7 @@ public final class PostgresConversationStore implements ConversationStore {
         if (!batch.reservations().isEmpty()) {
             reserve(batch.reservations());
         }
-        if (batch.conversations().isEmpty() && batch.messages().isEmpty() && batch.events().isEmpty()
-                && batch.approvals().isEmpty()) {
+        if (!batch.hasRows()) {
             return;
         }
         try (Connection c = connection()) {
@@ -316,18 +314,11 @@ public final class PostgresConversationStore implements ConversationStore {
     }
 
     private String describeFailure(StoreBatch batch, SQLException e) {
-        Optional<Envelope> duplicate = batch.repeatedOrStoredEvent(this::stored);
-        if (duplicate.isPresent()) {
-            Envelope d = duplicate.get();
-            return "event seq " + d.seq() + " of conversation " + d.conversationId()
-                    + " is already stored; the batch was rolled back";
-        }
         // 23503 foreign_key_violation: a row of the batch names a conversation that is not stored.
         String reason = "23503".equals(e.getSQLState())
                 ? "it names a conversation that is not stored (FOREIGN KEY violation: " + e.getMessage() + ")"
                 : e.getMessage();
-        return "cannot write a batch for conversations " + batch.conversationIds() + " to " + url + ": " + reason
-                + "; the batch was rolled back";
+        return batch.rollbackMessage(this::stored, url.toString(), reason);
     }
 
     /** Whether the event's seq is stored, for describing a failed batch; false when that cannot be read. */
@@ -513,9 +504,9 @@ public final class PostgresConversationStore implements ConversationStore {
         }
     }
 
-    /** Closes the pool; a reservation or batch in flight finishes first. */
+    /** Closes the pool, which waits a few seconds for a batch or read in flight to give its connection back. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

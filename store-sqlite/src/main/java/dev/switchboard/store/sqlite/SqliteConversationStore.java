@@ -367,8 +367,7 @@ public final class SqliteConversationStore implements ConversationStore {
         if (!batch.reservations().isEmpty()) {
             reserve(batch.reservations());
         }
-        if (batch.conversations().isEmpty() && batch.messages().isEmpty() && batch.events().isEmpty()
-                && batch.approvals().isEmpty()) {
+        if (!batch.hasRows()) {
             return;
         }
         writing.lock();
@@ -383,7 +382,8 @@ public final class SqliteConversationStore implements ConversationStore {
                 throw e;
             }
         } catch (SQLException e) {
-            throw new IllegalStateException(describeFailure(batch, e), e);
+            throw new IllegalStateException(batch.rollbackMessage(event -> stored(event, e), file.toString(),
+                    e.getMessage()), e);
         } finally {
             writing.unlock();
         }
@@ -474,17 +474,6 @@ public final class SqliteConversationStore implements ConversationStore {
         } catch (SQLException e) {
             cause.addSuppressed(e);
         }
-    }
-
-    private String describeFailure(StoreBatch batch, SQLException e) {
-        Optional<Envelope> duplicate = batch.repeatedOrStoredEvent(event -> stored(event, e));
-        if (duplicate.isPresent()) {
-            Envelope d = duplicate.get();
-            return "event seq " + d.seq() + " of conversation " + d.conversationId()
-                    + " is already stored; the batch was rolled back";
-        }
-        return "cannot write a batch for conversations " + batch.conversationIds() + " to " + file + ": "
-                + e.getMessage() + "; the batch was rolled back";
     }
 
     /** After a rollback, whether the event's seq is stored; false when that cannot be read. */
