@@ -415,29 +415,18 @@ public final class PostgresConversationStore implements ConversationStore {
         return read("unfinished runs", StoredRows.UNFINISHED_RUNS, s -> { }, StoredRows::runStarts);
     }
 
+    /** One statement, so that gateways sharing the database never race between an insert and an update. */
     @Override
     public boolean putDocument(String collection, String id, String json, boolean replace) {
         requireOpen();
-        try (Connection c = connection()) {
-            try (PreparedStatement insert = c.prepareStatement(
-                    "INSERT INTO documents (collection, id, body) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
-                insert.setString(1, collection);
-                insert.setString(2, id);
-                insert.setString(3, json);
-                if (insert.executeUpdate() == 1) {
-                    return true;
-                }
-            }
-            if (!replace) {
-                return false;
-            }
-            try (PreparedStatement update = c.prepareStatement(
-                    "UPDATE documents SET body = ? WHERE collection = ? AND id = ?")) {
-                update.setString(1, json);
-                update.setString(2, collection);
-                update.setString(3, id);
-                return update.executeUpdate() == 1;
-            }
+        // A replaced document keeps its position: the upsert's update leaves the identity column alone.
+        String sql = "INSERT INTO documents (collection, id, body) VALUES (?, ?, ?) ON CONFLICT (collection, id) "
+                + (replace ? "DO UPDATE SET body = excluded.body" : "DO NOTHING");
+        try (Connection c = connection(); PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, collection);
+            s.setString(2, id);
+            s.setString(3, json);
+            return s.executeUpdate() == 1;
         } catch (SQLException e) {
             throw new IllegalStateException("cannot store document " + collection + "/" + id + " in " + url
                     + ": " + e.getMessage(), e);
