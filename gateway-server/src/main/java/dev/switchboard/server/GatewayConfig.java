@@ -39,7 +39,8 @@ public final class GatewayConfig {
         PORT(OptionSpec.integer("port", 8000, 0, 65_535, "TCP port; 0 picks a free one")),
         DATA_DIR(OptionSpec.text("data-dir", "./data", "directory of the gateway's files (the store's, for SQLite)")),
         RUNTIME(OptionSpec.text("runtime", "demo", "agent runtime: the id of an installed runtime module")),
-        STORE(OptionSpec.text("store", "sqlite", "conversation store: the id of an installed store module")),
+        STORE(OptionSpec.text("store", "sqlite", "conversation store: the id of an installed store module (default: "
+                + "the store whose options are set, such as --store-url, else sqlite)")),
         PLUGIN_DIR(OptionSpec.text("plugin-dir", "", "directory of plugin jars to load besides the built-in "
                 + "modules (default: ./plugins when it exists)")),
         MAX_FRAME_BYTES(OptionSpec.integer("max-frame-bytes", 65_536, 1_024, 16 * 1024 * 1024,

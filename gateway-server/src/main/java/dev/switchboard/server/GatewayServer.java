@@ -191,10 +191,9 @@ public final class GatewayServer {
         return bound.channel();
     }
 
-    /** Opens the store {@code --store} names in the data directory (locked by now). */
+    /** Opens the store {@code --store} names, or the one whose options are set, or the default (see {@link #storeFor}). */
     private static ConversationStore openStore(GatewayConfig config) {
-        ConversationStoreProvider provider = chosen(config, ConversationStoreProvider.class, Plugins.Kind.STORE,
-                GatewayConfig.Option.STORE);
+        ConversationStoreProvider provider = storeFor(config);
         try {
             return provider.open(config.settings(), config.dataDir());
         } catch (IllegalArgumentException e) {
@@ -202,6 +201,26 @@ public final class GatewayServer {
         } catch (IllegalStateException | UncheckedIOException e) {
             throw new StartupException(e.getMessage(), e);
         }
+    }
+
+    /**
+     * The store {@code --store} names; without it, the one store whose own options are set (such as
+     * {@code --store-url}), else the default {@code sqlite}. Several set is a configuration mistake
+     * naming them.
+     */
+    static ConversationStoreProvider storeFor(GatewayConfig config) {
+        if (config.isGiven(GatewayConfig.Option.STORE)) {
+            return chosen(config, ConversationStoreProvider.class, Plugins.Kind.STORE, GatewayConfig.Option.STORE);
+        }
+        List<ConversationStoreProvider> configured = config.plugins().providers(ConversationStoreProvider.class)
+                .stream().filter(p -> p.configured(config.settings())).toList();
+        if (configured.size() > 1) {
+            throw new GatewayConfig.ConfigException("the options of several stores are set ("
+                    + configured.stream().map(Plugin::id).toList() + "); choose one with --store");
+        }
+        return configured.isEmpty()
+                ? chosen(config, ConversationStoreProvider.class, Plugins.Kind.STORE, GatewayConfig.Option.STORE)
+                : configured.get(0);
     }
 
     /** The provider of a kind whose id an option names; another id is a configuration mistake listing the ids. */

@@ -120,6 +120,13 @@ public final class Plugins {
         return p;
     }
 
+    /** The built-in modules and these providers besides, as if a plugin directory held them. */
+    static Plugins builtInAnd(List<Found> more) {
+        List<Found> all = new ArrayList<>(builtIn().found);
+        all.addAll(more);
+        return new Plugins(all);
+    }
+
     /** No plugin at all: the host's options only. */
     static Plugins none() {
         return new Plugins(List.of());

@@ -1,10 +1,15 @@
 package dev.switchboard.server;
 
+import dev.switchboard.core.InMemoryConversationStore;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.ConversationStoreProvider;
+import dev.switchboard.core.spi.Settings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -160,5 +165,57 @@ class GatewayConfigTest {
                 .hasMessageNotContaining("\n");
         assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--config", dir.toString()}, Map.of()))
                 .hasMessage("cannot read config file " + dir + ": it is a directory");
+    }
+
+    @Test
+    void theStoreIsTheOneNamedElseTheOneWhoseOptionsAreSetElseSqlite() {
+        String url = "postgresql://app:pw@db.internal:5432/history";
+        assertThat(GatewayServer.storeFor(GatewayConfig.parse(new String[0], Map.of())).id()).isEqualTo("sqlite");
+        assertThat(GatewayServer.storeFor(GatewayConfig.parse(new String[] {"--store-url", url}, Map.of())).id())
+                .isEqualTo("postgres");
+        assertThat(GatewayServer.storeFor(GatewayConfig.parse(new String[0], Map.of("SWITCHBOARD_STORE_URL", url)))
+                .id()).isEqualTo("postgres");
+        assertThat(GatewayServer.storeFor(GatewayConfig.parse(new String[] {"--store-url", url, "--store", "sqlite"},
+                Map.of())).id()).as("--store decides").isEqualTo("sqlite");
+        assertThatThrownBy(() -> GatewayServer.storeFor(GatewayConfig.parse(new String[] {"--store", "mongo"},
+                Map.of()))).isInstanceOf(GatewayConfig.ConfigException.class)
+                .hasMessageStartingWith("option --store is 'mongo' but must be one of [")
+                .hasMessageContaining("sqlite").hasMessageContaining("postgres");
+    }
+
+    @Test
+    void twoStoresWhoseOptionsAreSetAreAMistakeNamingThemUnlessStoreChooses() {
+        ConversationStoreProvider other = new ConversationStoreProvider() {
+            @Override
+            public String id() {
+                return "other";
+            }
+
+            @Override
+            public boolean configured(Settings settings) {
+                return true;
+            }
+
+            @Override
+            public ConversationStore open(Settings settings, Path dataDir) {
+                return new InMemoryConversationStore();
+            }
+        };
+        Plugins plugins = Plugins.builtInAnd(List.of(new Plugins.Found(Plugins.Kind.STORE, other, "other.jar")));
+        assertThat(GatewayServer.storeFor(GatewayConfig.parse(new String[0], Map.of(), plugins)).id())
+                .isEqualTo("other");
+        GatewayConfig both = GatewayConfig.parse(new String[] {"--store-url", "postgresql://db/h"}, Map.of(), plugins);
+        assertThatThrownBy(() -> GatewayServer.storeFor(both)).isInstanceOf(GatewayConfig.ConfigException.class)
+                .hasMessage("the options of several stores are set ([postgres, other]); choose one with --store");
+        assertThat(GatewayServer.storeFor(GatewayConfig.parse(new String[] {"--store-url", "postgresql://db/h",
+                "--store", "other"}, Map.of(), plugins)).id()).isEqualTo("other");
+    }
+
+    @Test
+    void aStoreUrlThatIsNotPostgresqlsIsAMistakeThatGivesTheFormsButNotThePassword() {
+        assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--store-url", "mysql://app:hunter22@db/h"},
+                Map.of())).isInstanceOf(GatewayConfig.ConfigException.class)
+                .hasMessageStartingWith("option --store-url is not a PostgreSQL URL; it must be postgresql://")
+                .hasMessageNotContaining("hunter22");
     }
 }

@@ -32,7 +32,8 @@ class HaiServerTest {
                 .toList();
     }
 
-    private static String text(List<JsonNode> frames) {
+    /** The assistant's text in HAI frames. */
+    static String text(List<JsonNode> frames) {
         StringBuilder sb = new StringBuilder();
         frames.stream().filter(f -> f.path("type").asText().startsWith("assistant_message"))
                 .forEach(f -> sb.append(f.path("content").asText()));

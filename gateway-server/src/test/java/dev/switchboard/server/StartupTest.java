@@ -75,6 +75,18 @@ class StartupTest {
     }
 
     @Test
+    void aStoreUrlNobodyListensAtStopsStartUpWithOneLineNamingTheDatabaseButNotThePassword() throws Exception {
+        int closed = ChildGateway.freePort();
+        ChildGateway.Exit exit = ChildGateway.run(Map.of(), "--port", "0", "--data-dir", dir.resolve("data").toString(),
+                "--store-url", "postgresql://app:s3cret-pw@127.0.0.1:" + closed + "/history");
+        assertThat(exit.code()).isEqualTo(1);
+        assertThat(messages(exit)).hasSize(1);
+        assertThat(messages(exit).get(0)).startsWith("switchboard: cannot open the store 127.0.0.1:" + closed
+                + "/history: Connection to 127.0.0.1:" + closed + " refused.");
+        assertThat(exit.output()).doesNotContain("s3cret-pw");
+    }
+
+    @Test
     void anAddressThatIsNotThisMachinesIsNotReportedAsAPortInUse() {
         // 192.0.2.1 is reserved for documentation: no machine has it, so the bind fails here without a packet.
         GatewayServer server = GatewayServer.builder(GatewayConfig.builder()

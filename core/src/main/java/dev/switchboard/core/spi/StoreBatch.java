@@ -4,7 +4,11 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.InputMessage;
 
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Writes the hub hands the store in one transaction, each list in emission order:
@@ -88,6 +92,33 @@ public final class StoreBatch {
 
     public List<Reservation> reservations() {
         return reservations;
+    }
+
+    /** Whether the batch has rows to write besides its reservations (which a store commits apart). */
+    public boolean hasRows() {
+        return !conversations.isEmpty() || !messages.isEmpty() || !events.isEmpty() || !approvals.isEmpty();
+    }
+
+    /**
+     * The one line a store throws for a batch it rolled back: the first event whose seq an earlier
+     * event of the batch has in its conversation, or that {@code stored} says is already stored;
+     * else the conversations the batch writes to, the store ({@code where}) and the {@code reason}.
+     */
+    public String rollbackMessage(Predicate<Envelope> stored, String where, String reason) {
+        Set<String> seen = new HashSet<>();
+        for (Envelope e : events) {
+            if (!seen.add(e.seq() + ":" + e.conversationId()) || stored.test(e)) {
+                return "event seq " + e.seq() + " of conversation " + e.conversationId()
+                        + " is already stored; the batch was rolled back";
+            }
+        }
+        Set<String> ids = new LinkedHashSet<>();
+        conversations.forEach(c -> ids.add(c.id()));
+        messages.forEach(m -> ids.add(m.conversationId()));
+        events.forEach(e -> ids.add(e.conversationId()));
+        approvals.forEach(a -> ids.add(a.conversationId()));
+        return "cannot write a batch for conversations " + ids + " to " + where + ": " + reason
+                + "; the batch was rolled back";
     }
 
     public boolean isEmpty() {

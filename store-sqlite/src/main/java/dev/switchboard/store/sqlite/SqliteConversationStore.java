@@ -1,19 +1,13 @@
 package dev.switchboard.store.sqlite;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.switchboard.core.Envelope;
-import dev.switchboard.core.Event;
 import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
-import dev.switchboard.core.Json;
-import dev.switchboard.core.Role;
-import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
+import dev.switchboard.core.spi.StoredRows;
 import org.sqlite.SQLiteConfig;
 
 import java.io.IOException;
@@ -25,29 +19,15 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /** A {@link ConversationStore} in one SQLite file, {@code switchboard.db} in the data directory. */
 public final class SqliteConversationStore implements ConversationStore {
     /** Name of the database file inside the data directory. */
     public static final String FILE_NAME = "switchboard.db";
-
-    /** The kinds the run_bounds index holds; a query uses the index only when it names this very term. */
-    private static final String RUN_BOUNDS = "kind IN ('RUN_STARTED', 'RUN_FINISHED', 'RUN_FAILED')";
-
-    /** The runs started and not ended: what crash recovery fails. */
-    static final String UNFINISHED_RUNS =
-            "SELECT s.conversation_id, s.seq, s.run_id, s.ts, s.payload FROM events s"
-                    + " WHERE s." + RUN_BOUNDS + " AND s.kind = 'RUN_STARTED' AND NOT EXISTS (SELECT 1 FROM events t"
-                    + " WHERE t." + RUN_BOUNDS + " AND t.kind IN ('RUN_FINISHED', 'RUN_FAILED')"
-                    + " AND t.conversation_id = s.conversation_id AND t.run_id = s.run_id)";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
     public static final int SCHEMA_VERSION = 3;
@@ -117,7 +97,8 @@ public final class SqliteConversationStore implements ConversationStore {
      */
     private static final List<String> SCHEMA_V3 = List.of(
             "DROP INDEX IF EXISTS events_by_kind",
-            "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE " + RUN_BOUNDS);
+            "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE "
+                    + StoredRows.RUN_BOUNDS);
 
     /**
      * The file of the seq reservations, beside the store: each conversation's highest seq that may
@@ -220,7 +201,7 @@ public final class SqliteConversationStore implements ConversationStore {
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE status = 'PENDING' ORDER BY rowid LIMIT ? OFFSET ?""");
         countAllPendingApprovals = reader.prepareStatement("SELECT COUNT(*) FROM approvals WHERE status = 'PENDING'");
-        selectUnfinishedRuns = reader.prepareStatement(UNFINISHED_RUNS);
+        selectUnfinishedRuns = reader.prepareStatement(StoredRows.UNFINISHED_RUNS);
         insertDocument = writer.prepareStatement("""
                 INSERT OR IGNORE INTO documents (collection, id, position, body)
                 VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM documents WHERE collection = ?), ?)""");
@@ -386,8 +367,7 @@ public final class SqliteConversationStore implements ConversationStore {
         if (!batch.reservations().isEmpty()) {
             reserve(batch.reservations());
         }
-        if (batch.conversations().isEmpty() && batch.messages().isEmpty() && batch.events().isEmpty()
-                && batch.approvals().isEmpty()) {
+        if (!batch.hasRows()) {
             return;
         }
         writing.lock();
@@ -402,7 +382,8 @@ public final class SqliteConversationStore implements ConversationStore {
                 throw e;
             }
         } catch (SQLException e) {
-            throw new IllegalStateException(describeFailure(batch, e), e);
+            throw new IllegalStateException(batch.rollbackMessage(event -> stored(event, e), file.toString(),
+                    e.getMessage()), e);
         } finally {
             writing.unlock();
         }
@@ -420,31 +401,15 @@ public final class SqliteConversationStore implements ConversationStore {
         }
 
         for (StoreBatch.MessageRow row : batch.messages()) {
-            InputMessage m = row.message();
-            insertMessage.setString(1, row.conversationId());
-            insertMessage.setString(2, m.id());
-            insertMessage.setString(3, row.runId());
-            insertMessage.setString(4, m.role().wireName());
-            insertMessage.setString(5, m.content());
-            insertMessage.setString(6, toolCallsJson(m.toolCalls()));
-            insertMessage.setString(7, m.toolCallId());
-            insertMessage.setString(8, m.name());
-            insertMessage.setLong(9, row.createdAt());
+            StoredRows.bindMessage(insertMessage, row);
             insertMessage.addBatch();
         }
         if (!batch.messages().isEmpty()) {
             insertMessage.executeBatch();
         }
 
-        List<Envelope> events = batch.events();
-        for (int i = 0; i < events.size(); i++) {
-            Envelope e = events.get(i);
-            insertEvent.setString(1, e.conversationId());
-            insertEvent.setLong(2, e.seq());
-            insertEvent.setString(3, e.runId());
-            insertEvent.setLong(4, e.timestamp());
-            insertEvent.setString(5, e.event().kind().name());
-            insertEvent.setString(6, batch.prepared(i) instanceof String json ? json : EventCodec.toJson(e.event()));
+        for (int i = 0; i < batch.events().size(); i++) {
+            StoredRows.bindEvent(insertEvent, batch, i);
             insertEvent.addBatch();
         }
         if (!batch.events().isEmpty()) {
@@ -452,19 +417,7 @@ public final class SqliteConversationStore implements ConversationStore {
         }
 
         for (ApprovalRecord a : batch.approvals()) {
-            upsertApproval.setString(1, a.approvalId());
-            upsertApproval.setString(2, a.conversationId());
-            upsertApproval.setString(3, a.runId());
-            upsertApproval.setLong(4, a.seq());
-            upsertApproval.setString(5, EventCodec.toJson(a.request()));
-            upsertApproval.setString(6, a.status().name());
-            upsertApproval.setString(7, a.feedback());
-            upsertApproval.setString(8, a.decidedBy());
-            if (a.decidedAt() == null) {
-                upsertApproval.setNull(9, Types.INTEGER);
-            } else {
-                upsertApproval.setLong(9, a.decidedAt());
-            }
+            StoredRows.bindApproval(upsertApproval, a);
             upsertApproval.addBatch();
         }
         if (!batch.approvals().isEmpty()) {
@@ -523,43 +476,19 @@ public final class SqliteConversationStore implements ConversationStore {
         }
     }
 
-    private String describeFailure(StoreBatch batch, SQLException e) {
-        Optional<Envelope> duplicate = duplicateEvent(batch.events(), e);
-        if (duplicate.isPresent()) {
-            Envelope d = duplicate.get();
-            return "event seq " + d.seq() + " of conversation " + d.conversationId()
-                    + " is already stored; the batch was rolled back";
-        }
-        Set<String> conversations = new LinkedHashSet<>();
-        batch.conversations().forEach(c -> conversations.add(c.id()));
-        batch.messages().forEach(m -> conversations.add(m.conversationId()));
-        batch.events().forEach(ev -> conversations.add(ev.conversationId()));
-        batch.approvals().forEach(a -> conversations.add(a.conversationId()));
-        return "cannot write a batch for conversations " + conversations + " to " + file + ": " + e.getMessage()
-                + "; the batch was rolled back";
-    }
-
-    /** After a rollback, the first event of the batch whose seq repeats one in the batch or already stored. */
-    private Optional<Envelope> duplicateEvent(List<Envelope> events, SQLException cause) {
-        Set<String> seen = new HashSet<>();
+    /** After a rollback, whether the event's seq is stored; false when that cannot be read. */
+    private boolean stored(Envelope event, SQLException cause) {
         try (PreparedStatement exists = writer.prepareStatement(
                 "SELECT 1 FROM events WHERE conversation_id = ? AND seq = ?")) {
-            for (Envelope e : events) {
-                if (!seen.add(e.seq() + ":" + e.conversationId())) {
-                    return Optional.of(e);
-                }
-                exists.setString(1, e.conversationId());
-                exists.setLong(2, e.seq());
-                try (ResultSet rs = exists.executeQuery()) {
-                    if (rs.next()) {
-                        return Optional.of(e);
-                    }
-                }
+            exists.setString(1, event.conversationId());
+            exists.setLong(2, event.seq());
+            try (ResultSet rs = exists.executeQuery()) {
+                return rs.next();
             }
         } catch (SQLException e) {
             cause.addSuppressed(e);
+            return false;
         }
-        return Optional.empty();
     }
 
     @Override
@@ -619,14 +548,9 @@ public final class SqliteConversationStore implements ConversationStore {
                 selectEvents.setString(1, conversationId);
                 selectEvents.setLong(2, afterSeq);
                 selectEvents.setInt(3, limit);
-                List<Envelope> out = new ArrayList<>();
                 try (ResultSet rs = selectEvents.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new Envelope(conversationId, rs.getString(2), rs.getLong(1), rs.getLong(3),
-                                EventCodec.fromJson(rs.getString(4))));
-                    }
+                    return StoredRows.events(conversationId, rs);
                 }
-                return out;
             } catch (SQLException e) {
                 throw readFailure("events of conversation " + conversationId, e);
             }
@@ -639,17 +563,9 @@ public final class SqliteConversationStore implements ConversationStore {
             requireOpen();
             try {
                 selectMessages.setString(1, conversationId);
-                List<InputMessage> out = new ArrayList<>();
                 try (ResultSet rs = selectMessages.executeQuery()) {
-                    while (rs.next()) {
-                        String role = rs.getString(2);
-                        out.add(new InputMessage(rs.getString(1),
-                                Role.fromWire(role).orElseThrow(
-                                        () -> new IllegalStateException("stored message has unknown role " + role)),
-                                rs.getString(3), toolCalls(rs.getString(4)), rs.getString(5), rs.getString(6)));
-                    }
+                    return StoredRows.messages(rs);
                 }
-                return out;
             } catch (SQLException e) {
                 throw readFailure("messages of conversation " + conversationId, e);
             }
@@ -702,12 +618,7 @@ public final class SqliteConversationStore implements ConversationStore {
         synchronized (reader) {
             requireOpen();
             try (ResultSet rs = selectUnfinishedRuns.executeQuery()) {
-                List<Envelope> out = new ArrayList<>();
-                while (rs.next()) {
-                    out.add(new Envelope(rs.getString(1), rs.getString(3), rs.getLong(2), rs.getLong(4),
-                            EventCodec.fromJson(rs.getString(5))));
-                }
-                return out;
+                return StoredRows.runStarts(rs);
             } catch (SQLException e) {
                 throw readFailure("unfinished runs", e);
             }
@@ -789,43 +700,8 @@ public final class SqliteConversationStore implements ConversationStore {
     }
 
     private static List<ApprovalRecord> approvals(PreparedStatement query) throws SQLException {
-        List<ApprovalRecord> out = new ArrayList<>();
         try (ResultSet rs = query.executeQuery()) {
-            while (rs.next()) {
-                long decidedAt = rs.getLong(8);
-                Long decided = rs.wasNull() ? null : decidedAt;
-                out.add(new ApprovalRecord(rs.getString(1), rs.getString(2), rs.getLong(3),
-                        (Event.ApprovalRequested) EventCodec.fromJson(rs.getString(4)),
-                        ApprovalRecord.Status.valueOf(rs.getString(5)), rs.getString(6), rs.getString(7), decided));
-            }
-        }
-        return out;
-    }
-
-    private static String toolCallsJson(List<ToolCallRef> calls) {
-        if (calls.isEmpty()) {
-            return null;
-        }
-        ArrayNode array = Json.MAPPER.createArrayNode();
-        for (ToolCallRef call : calls) {
-            array.addObject().put("id", call.id()).put("name", call.name()).put("arguments", call.arguments());
-        }
-        return array.toString();
-    }
-
-    private static List<ToolCallRef> toolCalls(String json) {
-        if (json == null) {
-            return List.of();
-        }
-        try {
-            List<ToolCallRef> out = new ArrayList<>();
-            for (JsonNode call : Json.STORED_MAPPER.readTree(json)) {
-                out.add(new ToolCallRef(call.path("id").textValue(), call.path("name").textValue(),
-                        call.path("arguments").textValue()));
-            }
-            return out;
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException("stored tool calls are unreadable: " + e.getOriginalMessage(), e);
+            return StoredRows.approvals(rs);
         }
     }
 
