@@ -120,8 +120,7 @@ public final class Runs {
         Principal principal = from.principal();
         Run run;
         synchronized (c) {
-            if (shuttingDown) {
-                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+            if (refusedWhileShuttingDown(from)) {
                 return;
             }
             if (c.active != null) {
@@ -278,8 +277,7 @@ public final class Runs {
         }
         Run run;
         synchronized (c) {
-            if (shuttingDown) {
-                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+            if (refusedWhileShuttingDown(from)) {
                 return;
             }
             if (c.active != null) {
@@ -377,5 +375,14 @@ public final class Runs {
                 action.accept(run);
             }
         }
+    }
+
+    /** Refuses a new run while the gateway shuts down; the caller holds the conversation's lock. */
+    private boolean refusedWhileShuttingDown(Subscriber from) {
+        boolean refused = shuttingDown;
+        if (refused) {
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+        }
+        return refused;
     }
 }
