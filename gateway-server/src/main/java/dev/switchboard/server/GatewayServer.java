@@ -18,6 +18,7 @@ import dev.switchboard.server.internal.ConnectionLimits;
 import dev.switchboard.server.internal.DataDirLock;
 import dev.switchboard.server.internal.HttpRouter;
 import dev.switchboard.server.internal.RestRoutes;
+import dev.switchboard.server.internal.StoreHealth;
 import dev.switchboard.server.internal.WebSocketConnection;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -61,6 +62,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class GatewayServer {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+    /** How often {@code /healthz}'s view of the store is refreshed. */
+    private static final Duration STORE_CHECK_EVERY = Duration.ofSeconds(5);
 
     private final GatewayConfig config;
     private final Authenticator authenticator;
@@ -80,6 +83,7 @@ public final class GatewayServer {
     private volatile ConversationStore store;
     private volatile ConversationHub hub;
     private volatile RestRoutes rest;
+    private volatile StoreHealth storeHealth;
     private volatile Channel serverChannel;
     private volatile boolean ready;
     private CompletableFuture<GatewayServer> started;
@@ -139,6 +143,7 @@ public final class GatewayServer {
                     .runsPerMinute(config.rateLimitRunsPerMinute())
                     .build();
             rest = restRoutes();
+            storeHealth = new StoreHealth(store, STORE_CHECK_EVERY);
         } catch (RuntimeException e) {
             abandonStart();
             started.completeExceptionally(e);
@@ -168,7 +173,7 @@ public final class GatewayServer {
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
-                                rest, restExecutor, limits, httpStreams, () -> ready, conn -> {
+                                rest, restExecutor, limits, httpStreams, () -> ready, GatewayServer.this::storeProblem, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -246,8 +251,17 @@ public final class GatewayServer {
         }
     }
 
+    /** What kept the store from serving at its last check, or null when it served (see {@link StoreHealth}). */
+    private String storeProblem() {
+        StoreHealth h = storeHealth;
+        return h == null ? null : h.problem();
+    }
+
     /** Gives back what a failed start opened, newest first. */
     private void abandonStart() {
+        if (storeHealth != null) {
+            storeHealth.close();
+        }
         if (hub != null) {
             hub.close();
         } else {
@@ -324,6 +338,7 @@ public final class GatewayServer {
             }
             shutdownNow();
             restExecutor.shutdownNow();
+            storeHealth.close();
             store.close();
             if (dataDirLock != null) {
                 dataDirLock.close();

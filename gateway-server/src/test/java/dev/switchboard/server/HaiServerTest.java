@@ -267,6 +267,7 @@ class HaiServerTest {
                 URI.create("http://127.0.0.1:" + gateway.port() + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(Json.MAPPER.readTree(health.body()).path("status").asText()).isEqualTo("ok");
+        assertThat(Json.MAPPER.readTree(health.body()).path("store").asText()).isEqualTo("ok");
         HttpResponse<String> missing = http.send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + gateway.port() + "/nope")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(missing.statusCode()).isEqualTo(404);

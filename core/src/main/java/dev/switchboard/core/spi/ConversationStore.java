@@ -73,6 +73,16 @@ public interface ConversationStore extends AutoCloseable {
     /** Every document of a collection, oldest first. */
     List<String> documents(String collection);
 
+    /**
+     * What keeps the store from serving right now, in one line (a database that cannot be reached,
+     * say), or null when it serves; for {@code /healthz}. It may take a moment (a round trip to a
+     * database, at most a few seconds), so the host calls it off the event loops. Null by default,
+     * for a store in the gateway's own process.
+     */
+    default String problem() {
+        return null;
+    }
+
     @Override
     void close();
 }

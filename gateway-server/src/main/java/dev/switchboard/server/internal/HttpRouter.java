@@ -53,6 +53,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.function.Consumer;
 
 /**
@@ -70,6 +71,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final long maxOutboundBytes;
     private final int idleTimeoutSeconds;
     private final BooleanSupplier ready;
+    /** What keeps the store from serving, or null: reported by {@code /healthz}, which stays 200 for it. */
+    private final Supplier<String> storeProblem;
     private final Consumer<WebSocketConnection> onOpen;
     private final RestRoutes rest;
     private final Executor restExecutor;
@@ -81,7 +84,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
                       RestRoutes rest, Executor restExecutor, ConnectionLimits limits, AtomicInteger openStreams,
-                      BooleanSupplier ready, Consumer<WebSocketConnection> onOpen) {
+                      BooleanSupplier ready, Supplier<String> storeProblem, Consumer<WebSocketConnection> onOpen) {
         this.rest = rest;
         this.openStreams = openStreams;
         this.limits = limits;
@@ -94,6 +97,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         this.maxOutboundBytes = config.maxOutboundBytes();
         this.idleTimeoutSeconds = config.idleTimeoutSeconds();
         this.ready = ready;
+        this.storeProblem = storeProblem;
         this.onOpen = onOpen;
     }
 
@@ -115,10 +119,15 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 return;
             }
             boolean up = ready.getAsBoolean();
+            String store = storeProblem.get();
             sendJson(ctx, req, up ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, g -> {
                 g.writeStartObject();
                 g.writeStringField("status", up ? "ok" : "unavailable");
                 g.writeNumberField("active_runs", hub.activeRuns());
+                g.writeStringField("store", store == null ? "ok" : "unavailable");
+                if (store != null) {
+                    g.writeStringField("store_problem", store);
+                }
                 g.writeEndObject();
             });
             return;

