@@ -2,7 +2,6 @@ package dev.switchboard.adapter.agentscope;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -38,17 +37,17 @@ final class AgentScopeEvents {
     static final String IN_PROGRESS = "in_progress";
 
     /* A text delta's field names and constant values, encoded once (see JsonText). */
-    private static final SerializedString DELTA_SEQUENCE_NUMBER = JsonText.of(SEQUENCE_NUMBER);
-    private static final SerializedString OBJECT = JsonText.of("object");
-    private static final SerializedString CONTENT = JsonText.of("content");
-    private static final SerializedString STATUS = JsonText.of("status");
-    private static final SerializedString DELTA_IN_PROGRESS = JsonText.of(IN_PROGRESS);
-    private static final SerializedString ERROR = JsonText.of("error");
-    private static final SerializedString TYPE = JsonText.of("type");
-    private static final SerializedString TEXT = JsonText.of("text");
-    private static final SerializedString INDEX = JsonText.of("index");
-    private static final SerializedString DELTA = JsonText.of("delta");
-    private static final SerializedString MSG_ID = JsonText.of("msg_id");
+    private static final SerializableString DELTA_SEQUENCE_NUMBER = JsonText.of(SEQUENCE_NUMBER);
+    private static final SerializableString OBJECT = JsonText.of("object");
+    private static final SerializableString CONTENT = JsonText.of("content");
+    private static final SerializableString STATUS = JsonText.of("status");
+    private static final SerializableString DELTA_IN_PROGRESS = JsonText.of(IN_PROGRESS);
+    private static final SerializableString ERROR = JsonText.of("error");
+    private static final SerializableString TYPE = JsonText.of("type");
+    private static final SerializableString TEXT = JsonText.of("text");
+    private static final SerializableString INDEX = JsonText.of("index");
+    private static final SerializableString DELTA = JsonText.of("delta");
+    private static final SerializableString MSG_ID = JsonText.of("msg_id");
     static final String COMPLETED = "completed";
     static final String FAILED = "failed";
     static final String CANCELED = "canceled";

@@ -2,7 +2,6 @@ package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -22,11 +21,11 @@ import java.util.Map;
  * {@code timestamp} on every event. Field names follow {@code @ag-ui/core} 1.0 ({@code EventSchema}).
  */
 final class AguiEvents {
-    private static final SerializedString TYPE = JsonText.of("type");
-    private static final SerializedString TEXT_MESSAGE_CONTENT = JsonText.of("TEXT_MESSAGE_CONTENT");
-    private static final SerializedString MESSAGE_ID = JsonText.of("messageId");
-    private static final SerializedString DELTA = JsonText.of("delta");
-    private static final SerializedString TIMESTAMP = JsonText.of("timestamp");
+    private static final SerializableString TYPE = JsonText.of("type");
+    private static final SerializableString TEXT_MESSAGE_CONTENT = JsonText.of("TEXT_MESSAGE_CONTENT");
+    private static final SerializableString MESSAGE_ID = JsonText.of("messageId");
+    private static final SerializableString DELTA = JsonText.of("delta");
+    private static final SerializableString TIMESTAMP = JsonText.of("timestamp");
 
     /* Not JsonGenerator.writeTree, which flushes the generator (the frame) after every tree. */
     private static final ObjectWriter TREE_WRITER =

@@ -1,7 +1,7 @@
 package dev.switchboard.adapter.hai;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.io.SerializedString;
+import com.fasterxml.jackson.core.SerializableString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -51,12 +51,12 @@ final class HaiEncoder {
     private final JsonText.Repeated chunkSessionId = new JsonText.Repeated();
     private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
 
-    private static final SerializedString TYPE = JsonText.of("type");
-    private static final SerializedString ASSISTANT_MESSAGE_CHUNK = JsonText.of("assistant_message_chunk");
-    private static final SerializedString CONTENT = JsonText.of("content");
-    private static final SerializedString SESSION_ID = JsonText.of("session_id");
-    private static final SerializedString MESSAGE_ID = JsonText.of("message_id");
-    private static final SerializedString IS_FINAL = JsonText.of("is_final");
+    private static final SerializableString TYPE = JsonText.of("type");
+    private static final SerializableString ASSISTANT_MESSAGE_CHUNK = JsonText.of("assistant_message_chunk");
+    private static final SerializableString CONTENT = JsonText.of("content");
+    private static final SerializableString SESSION_ID = JsonText.of("session_id");
+    private static final SerializableString MESSAGE_ID = JsonText.of("message_id");
+    private static final SerializableString IS_FINAL = JsonText.of("is_final");
 
     /** What this connection knows of one run between its start and its end. */
     private static final class RunState {

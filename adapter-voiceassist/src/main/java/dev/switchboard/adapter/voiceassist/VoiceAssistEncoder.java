@@ -1,7 +1,7 @@
 package dev.switchboard.adapter.voiceassist;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.io.SerializedString;
+import com.fasterxml.jackson.core.SerializableString;
 import dev.switchboard.core.Citation;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
@@ -23,11 +23,11 @@ import java.util.Map;
  * last message, which a failed run's {@code error} names.
  */
 final class VoiceAssistEncoder {
-    private static final SerializedString TYPE = JsonText.of("type");
-    private static final SerializedString MESSAGE_CHUNK = JsonText.of("message_chunk");
-    private static final SerializedString MESSAGE_ID = JsonText.of("message_id");
-    private static final SerializedString CONTENT = JsonText.of("content");
-    private static final SerializedString CHUNK_INDEX = JsonText.of("chunk_index");
+    private static final SerializableString TYPE = JsonText.of("type");
+    private static final SerializableString MESSAGE_CHUNK = JsonText.of("message_chunk");
+    private static final SerializableString MESSAGE_ID = JsonText.of("message_id");
+    private static final SerializableString CONTENT = JsonText.of("content");
+    private static final SerializableString CHUNK_INDEX = JsonText.of("chunk_index");
 
     /** The streaming message's id, encoded once for all its chunks. */
     private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
