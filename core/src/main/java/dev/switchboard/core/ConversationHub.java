@@ -2,6 +2,7 @@ package dev.switchboard.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.internal.Approvals;
+import dev.switchboard.core.internal.ClusterLink;
 import dev.switchboard.core.internal.ConversationService;
 import dev.switchboard.core.internal.ConversationTable;
 import dev.switchboard.core.internal.Emitter;
@@ -11,6 +12,7 @@ import dev.switchboard.core.internal.StoreWriter;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
+import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.Conversations;
 import dev.switchboard.core.spi.OperatorApprovals;
@@ -18,6 +20,7 @@ import dev.switchboard.core.spi.OperatorApprovals;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,11 +60,16 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
     private final Runs runs;
     private final Approvals approvals;
     private final ConversationService conversations;
+    /** The cluster this node is part of; null when it runs alone. */
+    private final ClusterLink cluster;
     private CompletableFuture<Void> shutdown;
 
     private ConversationHub(Builder b) {
         this.store = Objects.requireNonNull(b.store, "store");
         this.runtime = Objects.requireNonNull(b.runtime, "runtime");
+        if (b.cluster != null && !store.shared()) {
+            throw new IllegalArgumentException("a cluster needs a store its nodes share, such as PostgreSQL");
+        }
         this.writer = new StoreWriter(store);
         AtomicInteger n = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(b.workerThreads, r -> {
@@ -75,18 +83,28 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
             return t;
         });
         ConversationTable table = new ConversationTable(store, b.clock);
-        this.emitter = new Emitter(store, writer, workers, b.clock, table);
-        Replay replay = new Replay(store, table);
+        this.cluster = b.cluster == null ? null : new ClusterLink(b.cluster, store, workers, timer);
+        this.emitter = new Emitter(store, writer, workers, b.clock, table, cluster);
+        Replay replay = new Replay(store, table, cluster);
         this.runs = new Runs(store, runtime, b.moderation, new RateLimiter(b.runsPerMinute, b.clock), b.clock, table,
-                emitter, replay);
+                emitter, replay, cluster);
         this.approvals = new Approvals(store, workers, b.clock, table, emitter, runs);
         this.conversations = new ConversationService(workers, table, replay, runs, approvals);
+        if (cluster != null) {
+            table.joinCluster(cluster);
+            cluster.start(table, emitter, replay, approvals);
+        }
         timer.scheduleWithFixedDelay(() -> writer.run(table::evictIdle), 1, 1, TimeUnit.MINUTES);
         runs.failInterruptedRuns();
     }
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** The node's link to its cluster, when it is part of one. */
+    public Optional<ClusterLink> cluster() {
+        return Optional.ofNullable(cluster);
     }
 
     /** The store behind the hub. */
@@ -178,8 +196,15 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         private LongSupplier clock = System::currentTimeMillis;
         private int workerThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
         private int runsPerMinute;
+        private ClusterBus cluster;
 
         private Builder() {
+        }
+
+        /** Joins the hub to a cluster over this bus (its store must be {@link ConversationStore#shared}); default: alone. */
+        public Builder cluster(ClusterBus bus) {
+            this.cluster = bus;
+            return this;
         }
 
         public Builder store(ConversationStore store) {

@@ -28,9 +28,13 @@ public final class InMemoryConversationStore implements ConversationStore {
 
     @Override
     public synchronized long lastSeq(String conversationId) {
+        return Math.max(lastEventSeq(conversationId), reservations.getOrDefault(conversationId, 0L));
+    }
+
+    @Override
+    public synchronized long lastEventSeq(String conversationId) {
         List<Envelope> log = events.get(conversationId);
-        long stored = log == null || log.isEmpty() ? 0 : log.get(log.size() - 1).seq();
-        return Math.max(stored, reservations.getOrDefault(conversationId, 0L));
+        return log == null || log.isEmpty() ? 0 : log.get(log.size() - 1).seq();
     }
 
     @Override

@@ -30,6 +30,11 @@ public final class RateLimiter {
         this.clock = clock;
     }
 
+    /** The tokens a key gets a minute; 0 or less: unlimited. */
+    public int perMinute() {
+        return perMinute;
+    }
+
     /**
      * Takes a token for {@code key}. Returns 0 when allowed, else the whole seconds to wait
      * before a token is there (at least 1).

@@ -9,6 +9,8 @@ import dev.switchboard.core.spi.AgentRuntimeProvider;
 import dev.switchboard.core.spi.Authenticator;
 import dev.switchboard.core.spi.AuthenticatorProvider;
 import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.ClusterBus;
+import dev.switchboard.core.spi.ClusterProvider;
 import dev.switchboard.core.spi.ConversationStoreProvider;
 import dev.switchboard.core.spi.Plugin;
 import dev.switchboard.core.spi.RestServiceProvider;
@@ -84,6 +86,9 @@ public final class GatewayServer {
     private volatile ConversationHub hub;
     private volatile RestRoutes rest;
     private volatile StoreHealth storeHealth;
+    /** The cluster this gateway joins, or null when it runs alone. */
+    private final ClusterProvider cluster;
+    private volatile ClusterBus bus;
     private volatile Channel serverChannel;
     private volatile boolean ready;
     private CompletableFuture<GatewayServer> started;
@@ -103,6 +108,7 @@ public final class GatewayServer {
                 AdapterContext.defaults().withSettings(config.settings()));
         this.runtime = b.runtime != null ? b.runtime : runtimeFor(config);
         this.givenStore = b.store;
+        this.cluster = clusterFor(config, b.store);
         this.limits = new ConnectionLimits(config.maxConnections(), config.maxConnectionsPerClient());
         AtomicInteger restThreads = new AtomicInteger();
         this.restExecutor = Executors.newFixedThreadPool(4, r -> {
@@ -136,14 +142,16 @@ public final class GatewayServer {
             }
             serverChannel = bind();
             store = givenStore != null ? givenStore : openStore(config);
+            bus = cluster == null ? null : connect(cluster, config);
             hub = ConversationHub.builder()
                     .store(store)
                     .runtime(runtime)
                     .moderation(moderation)
                     .runsPerMinute(config.rateLimitRunsPerMinute())
+                    .cluster(bus)
                     .build();
             rest = restRoutes();
-            storeHealth = new StoreHealth(store, STORE_CHECK_EVERY);
+            storeHealth = new StoreHealth(store, bus, STORE_CHECK_EVERY);
         } catch (RuntimeException e) {
             abandonStart();
             started.completeExceptionally(e);
@@ -152,8 +160,8 @@ public final class GatewayServer {
         // The port accepts from here on: everything a connection uses is in place.
         serverChannel.config().setAutoRead(true);
         ready = true;
-        log.info("Switchboard listening on {}:{} (runtime {}, data dir {})", config.host(), port(),
-                config.runtime(), config.dataDir());
+        log.info("Switchboard listening on {}:{} (runtime {}, data dir {}{})", config.host(), port(),
+                config.runtime(), config.dataDir(), bus == null ? "" : ", cluster node " + bus.nodeId());
         started.complete(this);
         return started;
     }
@@ -173,7 +181,8 @@ public final class GatewayServer {
                         ch.pipeline().addLast("http", new HttpServerCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
-                                rest, restExecutor, limits, httpStreams, () -> ready, GatewayServer.this::storeProblem, conn -> {
+                                rest, restExecutor, limits, httpStreams, () -> ready, GatewayServer.this::storeProblem,
+                                GatewayServer.this::clusterProblem, bus == null ? null : bus.nodeId(), conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -228,6 +237,41 @@ public final class GatewayServer {
                 : configured.get(0);
     }
 
+    /**
+     * The cluster whose options are set, or null; a configuration mistake when several are, or when
+     * the store is one only this gateway can use (a cluster's nodes share their store).
+     */
+    private static ClusterProvider clusterFor(GatewayConfig config, ConversationStore given) {
+        List<ClusterProvider> configured = config.plugins().providers(ClusterProvider.class).stream()
+                .filter(p -> p.configured(config.settings())).toList();
+        if (configured.isEmpty()) {
+            return null;
+        }
+        if (configured.size() > 1) {
+            throw new GatewayConfig.ConfigException("the options of several clusters are set ("
+                    + configured.stream().map(Plugin::id).toList() + "); set one");
+        }
+        ClusterProvider cluster = configured.get(0);
+        boolean shared = given != null ? given.shared() : storeFor(config).shared();
+        if (!shared) {
+            throw new GatewayConfig.ConfigException("a cluster (" + cluster.id() + ") needs a store every node "
+                    + "shares, and store " + (given != null ? given.getClass().getSimpleName() : storeFor(config).id())
+                    + " is one gateway's own; give --store-url postgresql://USER:PASSWORD@HOST:PORT/DB");
+        }
+        return cluster;
+    }
+
+    /** Connects to the cluster; what cannot be reached stops the start, in one line. */
+    private static ClusterBus connect(ClusterProvider cluster, GatewayConfig config) {
+        try {
+            return cluster.connect(config.settings());
+        } catch (IllegalArgumentException e) {
+            throw new GatewayConfig.ConfigException("cluster " + cluster.id() + ": " + e.getMessage());
+        } catch (Exception e) {
+            throw new StartupException("cannot join the cluster (" + cluster.id() + "): " + e.getMessage(), e);
+        }
+    }
+
     /** The provider of a kind whose id an option names; another id is a configuration mistake listing the ids. */
     private static <T extends Plugin> T chosen(GatewayConfig config, Class<T> spi, Plugins.Kind kind,
                                                GatewayConfig.Option option) {
@@ -257,6 +301,12 @@ public final class GatewayServer {
         return h == null ? null : h.problem();
     }
 
+    /** What kept the cluster's bus from answering at its last check, or null (see {@link StoreHealth}). */
+    private String clusterProblem() {
+        StoreHealth h = storeHealth;
+        return h == null ? null : h.clusterProblem();
+    }
+
     /** Gives back what a failed start opened, newest first. */
     private void abandonStart() {
         if (storeHealth != null) {
@@ -272,11 +322,24 @@ public final class GatewayServer {
         }
         shutdownNow();
         restExecutor.shutdownNow();
+        closeBus();
         if (store != null) {
             store.close();
         }
         if (dataDirLock != null) {
             dataDirLock.close();
+        }
+    }
+
+    /** Leaves the cluster, if this gateway joined one. */
+    private void closeBus() {
+        ClusterBus b = bus;
+        if (b != null) {
+            try {
+                b.close().get(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.warn("the cluster's connections did not close cleanly: {}", e.toString());
+            }
         }
     }
 
@@ -339,6 +402,7 @@ public final class GatewayServer {
             shutdownNow();
             restExecutor.shutdownNow();
             storeHealth.close();
+            closeBus();
             store.close();
             if (dataDirLock != null) {
                 dataDirLock.close();

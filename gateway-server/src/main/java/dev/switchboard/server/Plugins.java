@@ -2,6 +2,7 @@ package dev.switchboard.server;
 
 import dev.switchboard.core.spi.AgentRuntimeProvider;
 import dev.switchboard.core.spi.AuthenticatorProvider;
+import dev.switchboard.core.spi.ClusterProvider;
 import dev.switchboard.core.spi.ConversationStoreProvider;
 import dev.switchboard.core.spi.OptionSpec;
 import dev.switchboard.core.spi.Plugin;
@@ -42,7 +43,8 @@ public final class Plugins {
         RUNTIME("runtime", AgentRuntimeProvider.class),
         STORE("store", ConversationStoreProvider.class),
         AUTHENTICATOR("authentication", AuthenticatorProvider.class),
-        REST("REST service", RestServiceProvider.class);
+        REST("REST service", RestServiceProvider.class),
+        CLUSTER("cluster", ClusterProvider.class);
 
         private final String noun;
         private final Class<? extends Plugin> spi;

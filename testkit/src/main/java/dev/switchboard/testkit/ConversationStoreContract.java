@@ -143,6 +143,8 @@ public abstract class ConversationStoreContract {
 
         assertThat(store.lastSeq(CONV)).isEqualTo(3);
         assertThat(store.lastSeq("other")).isEqualTo(1);
+        assertThat(store.lastEventSeq(CONV)).isEqualTo(3);
+        assertThat(store.lastEventSeq("nope")).isZero();
     }
 
     @Test
@@ -151,6 +153,8 @@ public abstract class ConversationStoreContract {
         store.write(new StoreBatch().reserve(CONV, 65_538).reserve("not-yet-created", 7));
         assertThat(store.lastSeq(CONV)).isEqualTo(65_538);
         assertThat(store.lastSeq("not-yet-created")).isEqualTo(7);
+        assertThat(store.lastEventSeq(CONV)).as("a reservation is no event").isEqualTo(2);
+        assertThat(store.lastEventSeq("not-yet-created")).isZero();
         store.close();
         store = reopen();
         assertThat(store.lastSeq(CONV)).as("after a reopen, as after a crash").isEqualTo(65_538);

@@ -42,9 +42,12 @@ public final class Approvals implements OperatorApprovals {
     private final ConversationTable table;
     private final Emitter emitter;
     private final Runs runs;
+    /** The cluster this node is part of; null when it runs alone. */
+    private final ClusterLink cluster;
 
     public Approvals(ConversationStore store, ExecutorService workers, LongSupplier clock, ConversationTable table,
                      Emitter emitter, Runs runs) {
+        this.cluster = runs.cluster;
         this.store = store;
         this.workers = workers;
         this.clock = clock;
@@ -55,15 +58,20 @@ public final class Approvals implements OperatorApprovals {
 
     /** Decides one approval for a person who joined its conversation. */
     public void decide(Command.DecideApproval cmd, Subscriber from) {
-        decide(cmd, from, false);
+        decide(cmd, from, false, null);
     }
 
     /**
      * Decides one approval. A person must have joined its conversation; an operator (the A2H
-     * side, authenticated by its own keys) may decide any.
+     * side, authenticated by its own keys) may decide any. In a cluster, an approval of a run
+     * another node owns is decided there: true when the decision went there ({@code done}, may be
+     * null, runs when it was taken; a refusal reaches the subscriber).
      */
-    private void decide(Command.DecideApproval cmd, Subscriber from, boolean operator) {
+    private boolean decide(Command.DecideApproval cmd, Subscriber from, boolean operator, Runnable done) {
         PendingApproval p = table.awaited.get(cmd.approvalId());
+        if (p == null && cluster != null && forwarded(cmd, from, operator, done)) {
+            return true;
+        }
         if (p == null) {
             Optional<ApprovalRecord> stored = store.approval(cmd.approvalId());
             if (stored.isEmpty()) {
@@ -79,7 +87,7 @@ public final class Approvals implements OperatorApprovals {
                 ConversationState c = operator ? table.load(stored.get().conversationId())
                         : table.access(stored.get().conversationId(), from, false).orElse(null);
                 if (c == null) {
-                    return;
+                    return false;
                 }
                 boolean open;
                 synchronized (c) {
@@ -89,28 +97,92 @@ public final class Approvals implements OperatorApprovals {
                     // Decided a moment ago; the store has not caught up.
                     from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                             "approval " + cmd.approvalId() + " was already decided"));
-                    return;
+                    return false;
                 }
                 if (stored.get().runId() == null) {
-                    decideStoredExternal(c, stored.get(), cmd, from);
+                    holding(c, from, () -> decideStoredExternal(c, stored.get(), cmd, from));
                 } else {
                     runs.continueOrphans(c, List.of(cmd), from, !operator);
                 }
             }
-            return;
+            return false;
         }
         ConversationState c = p.conversation;
         if (!operator && (!table.memberOf(from, c.id) || !from.principal().mayUse(c.owner))) {
             from.reject(GatewayError.field(ErrorCode.FORBIDDEN, "approval_id",
                     "approval " + cmd.approvalId() + " belongs to a conversation this connection has not joined"));
-            return;
+            return false;
         }
         ApprovalDecision decision = new ApprovalDecision(cmd.approvalId(), cmd.approved(), cmd.feedback(),
                 cmd.payload(), from.principal());
-        boolean decided = p.run != null ? p.run.resolve(p, decision) : resolveExternal(p, decision);
-        if (!decided) {
+        boolean[] decided = {false};
+        if (p.run != null) {
+            decided[0] = p.run.resolve(p, decision);
+        } else if (!holding(c, from, () -> decided[0] = resolveExternal(p, decision))) {
+            return false;
+        }
+        if (!decided[0]) {
             from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                     "approval " + cmd.approvalId() + " was already decided"));
+        }
+        return false;
+    }
+
+    /**
+     * In a cluster: sends the decision to the node that runs the approval's run, if another node
+     * does; true when it went there or could not (the subscriber told why).
+     */
+    private boolean forwarded(Command.DecideApproval cmd, Subscriber from, boolean operator, Runnable done) {
+        ConversationState c = conversationOf(cmd.approvalId());
+        if (c == null || !operator && (!table.memberOf(from, c.id) || !from.principal().mayUse(c.owner))) {
+            // Unknown here, or not theirs: the checks below say so.
+            return false;
+        }
+        try {
+            return cluster.forward(c, cmd, from, done);
+        } catch (ClusterLink.ClusterUnavailable e) {
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
+            return true;
+        }
+    }
+
+    /** The conversation of an undecided approval: one in memory that shows it open, else the store's. */
+    private ConversationState conversationOf(String approvalId) {
+        for (ConversationState c : table.all()) {
+            synchronized (c) {
+                if (c.open.containsKey(approvalId)) {
+                    return c;
+                }
+            }
+        }
+        return store.approval(approvalId).map(a -> table.load(a.conversationId())).orElse(null);
+    }
+
+    /**
+     * Runs {@code emit}, which emits into the conversation outside any run, as its writer: in a
+     * cluster it holds the conversation's lease meanwhile. False (the subscriber told why) when
+     * another node writes the conversation.
+     */
+    private boolean holding(ConversationState c, Subscriber from, Runnable emit) {
+        if (cluster == null) {
+            emit.run();
+            return true;
+        }
+        try {
+            if (!cluster.hold(c)) {
+                from.reject(GatewayError.of(ErrorCode.BUSY, "conversation " + c.id
+                        + " has a run on another gateway node; try again when it ends"));
+                return false;
+            }
+        } catch (ClusterLink.ClusterUnavailable e) {
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
+            return false;
+        }
+        try {
+            emit.run();
+            return true;
+        } finally {
+            cluster.release(c);
         }
     }
 
@@ -121,31 +193,49 @@ public final class Approvals implements OperatorApprovals {
         return CompletableFuture.supplyAsync(() -> {
             while (true) {
                 ConversationState c = table.load(conversationId);
-                synchronized (c) {
-                    if (c.retired) {
-                        continue;
+                if (cluster != null && !cluster.hold(c)) {
+                    throw new IllegalStateException("conversation " + conversationId
+                            + " has a run on another gateway node; ask again when it ends");
+                }
+                try {
+                    ApprovalRecord asked = askLocked(c, request);
+                    if (asked != null) {
+                        return asked;
                     }
-                    if (runs.shuttingDown()) {
-                        throw new IllegalStateException("the gateway is shutting down");
+                } finally {
+                    if (cluster != null) {
+                        cluster.release(c);
                     }
-                    c.touched = clock.getAsLong();
-                    if (!c.persisted) {
-                        c.persisted = true;
-                        ConversationRecord rec = new ConversationRecord(c.id, null, clock.getAsLong());
-                        emitter.writeLocked(c, b -> b.addConversation(rec), null);
-                    }
-                    Event.ApprovalRequested event = new Event.ApprovalRequested(Ids.next("appr"), request.toolCallId(),
-                            request.toolName(), request.description(), request.arguments(), request.reasoning(),
-                            request.risk());
-                    ApprovalRecord rec = new ApprovalRecord(c.id, null, c.lastSeq + 1, event,
-                            ApprovalRecord.Status.PENDING, null, null, null);
-                    table.awaited.put(event.approvalId(), new PendingApproval(rec, c, null));
-                    c.pending++;
-                    emitter.emitLocked(c, null, event, null);
-                    return rec;
                 }
             }
         }, workers).thenCompose(emitter::afterQueuedWrites);
+    }
+
+    /** Emits an approval asked outside any run; null when the conversation left memory meanwhile. */
+    private ApprovalRecord askLocked(ConversationState c, ApprovalRequest request) {
+        synchronized (c) {
+            if (c.retired) {
+                return null;
+            }
+            if (runs.shuttingDown()) {
+                throw new IllegalStateException("the gateway is shutting down");
+            }
+            c.touched = clock.getAsLong();
+            if (!c.persisted) {
+                c.persisted = true;
+                ConversationRecord rec = new ConversationRecord(c.id, null, clock.getAsLong());
+                emitter.writeLocked(c, b -> b.addConversation(rec), null);
+            }
+            Event.ApprovalRequested event = new Event.ApprovalRequested(Ids.next("appr"), request.toolCallId(),
+                    request.toolName(), request.description(), request.arguments(), request.reasoning(),
+                    request.risk());
+            ApprovalRecord rec = new ApprovalRecord(c.id, null, c.lastSeq + 1, event,
+                    ApprovalRecord.Status.PENDING, null, null, null);
+            table.awaited.put(event.approvalId(), new PendingApproval(rec, c, null));
+            c.pending++;
+            emitter.emitLocked(c, null, event, null);
+            return rec;
+        }
     }
 
     @Override
@@ -161,9 +251,12 @@ public final class Approvals implements OperatorApprovals {
         try {
             workers.execute(() -> {
                 try {
-                    decide(new Command.DecideApproval(approvalId, approved, feedback, payload), operator, true);
+                    boolean elsewhere = decide(new Command.DecideApproval(approvalId, approved, feedback, payload),
+                            operator, true, () -> result.complete(null));
                     // A refusal has completed the result already; this only completes a decision.
-                    emitter.runAfterQueuedWrites(() -> result.complete(null));
+                    if (!elsewhere) {
+                        emitter.runAfterQueuedWrites(() -> result.complete(null));
+                    }
                 } catch (RuntimeException e) {
                     log.error("operator decision of {} failed", approvalId, e);
                     result.complete(GatewayError.of(ErrorCode.INTERNAL, "the decision could not be recorded"));

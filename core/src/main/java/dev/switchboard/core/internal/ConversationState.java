@@ -1,7 +1,9 @@
 package dev.switchboard.core.internal;
 
 import dev.switchboard.core.Envelope;
+import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.StoreBatch;
 
@@ -12,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /** Live state of one conversation in the hub; fields guarded by its monitor. */
 public final class ConversationState {
@@ -27,6 +31,8 @@ public final class ConversationState {
     boolean retired;
     /** The highest seq whose reservation is stored: events up to it may be shown before they are. */
     long reserved;
+    /** The highest seq this node emitted and stored. */
+    long storedSeq;
     /** The seq of the conversation's newest RunStarted, when known (0: read the log). */
     long newestRunStart;
     /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
@@ -38,6 +44,23 @@ public final class ConversationState {
     final List<StoreBatch.MessageRow> unstoredMessages = new ArrayList<>(2);
     /** Undecided approvals by id, in seq order, whether stored yet or not. */
     final Map<String, ApprovalRecord> open = new LinkedHashMap<>();
+
+    // In a cluster (see ClusterLink):
+    /** Taken while acquiring the write lease, so that one thread of this node acquires it. */
+    final Object leaseLock = new Object();
+    /** The write lease this node holds, or null. */
+    ClusterBus.Lease lease;
+    /** How many users of this node (a run, an approval asked or decided outside one) hold the lease. */
+    int leaseHolds;
+    /** The run another node is running here, as its events showed; null for none. */
+    String remoteRunId;
+    /** This node's listener on the conversation's channel. */
+    Consumer<ClusterBus.Entry> live;
+    /** Reading the bus's history: what arrives meanwhile waits in {@link #held}. */
+    boolean catchingUp;
+    final TreeMap<Long, ClusterBus.Entry> held = new TreeMap<>();
+    /** History messages other nodes' runs added lately, which the store may not hold yet. */
+    final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
 
     ConversationState(String id, String owner, boolean persisted, long lastSeq, List<ApprovalRecord> open,
                       long touched) {

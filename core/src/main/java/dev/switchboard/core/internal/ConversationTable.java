@@ -31,9 +31,17 @@ public final class ConversationTable {
     /** Approvals a run or an outside asker waits for, by approval id. */
     final Map<String, PendingApproval> awaited = new ConcurrentHashMap<>();
 
+    /** The cluster this node is part of; null when it runs alone. Set once, before any load. */
+    private ClusterLink cluster;
+
     public ConversationTable(ConversationStore store, LongSupplier clock) {
         this.store = store;
         this.clock = clock;
+    }
+
+    /** Keeps every conversation loaded from now on in step with the cluster. */
+    public void joinCluster(ClusterLink cluster) {
+        this.cluster = cluster;
     }
 
     /**
@@ -67,11 +75,18 @@ public final class ConversationTable {
         }
         // Read outside the map lock; a racing loader's copy loses to the first one put.
         Optional<ConversationRecord> rec = store.conversation(id);
-        long lastSeq = store.lastSeq(id);
+        // In a cluster a reservation is no event: the conversation goes on from its last event.
+        long lastSeq = cluster == null ? store.lastSeq(id) : store.lastEventSeq(id);
         List<ApprovalRecord> open = rec.isPresent() ? store.pendingApprovals(id) : List.of();
         ConversationState fresh = new ConversationState(id, rec.map(ConversationRecord::owner).orElse(null),
                 rec.isPresent(), lastSeq, open, clock.getAsLong());
+        if (cluster != null) {
+            cluster.attach(fresh);
+        }
         ConversationState prior = conversations.putIfAbsent(id, fresh);
+        if (prior != null && cluster != null) {
+            cluster.detach(fresh);
+        }
         return prior != null ? prior : fresh;
     }
 
@@ -89,11 +104,13 @@ public final class ConversationTable {
         conversations.values().removeIf(c -> {
             synchronized (c) {
                 if (c.active != null || !c.subscribers.isEmpty() || c.inFlight != 0 || c.pending != 0
-                        || now - c.touched <= IDLE_EVICT_MS) {
+                        || c.lease != null || now - c.touched <= IDLE_EVICT_MS) {
                     return false;
                 }
-                // Before it leaves the map: whoever loads it next reads the released reservation.
-                if (c.reserved > c.lastSeq) {
+                if (cluster != null) {
+                    cluster.detach(c);
+                } else if (c.reserved > c.lastSeq) {
+                    // Before it leaves the map: whoever loads it next reads the released reservation.
                     store.write(new StoreBatch().reserve(c.id, c.lastSeq));
                 }
                 c.retired = true;

@@ -37,20 +37,25 @@ public final class Emitter {
     private static final int TAIL_KEPT = 256;
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
     static final long RESERVATION = 1 << 16;
+    /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
+    private static final int REMOTE_MESSAGES_KEPT = 1_000;
 
     private final ConversationStore store;
     private final StoreWriter writer;
     private final Executor workers;
     private final LongSupplier clock;
     private final ConversationTable table;
+    /** The cluster this node is part of; null when it runs alone. */
+    private final ClusterLink cluster;
 
     public Emitter(ConversationStore store, StoreWriter writer, Executor workers, LongSupplier clock,
-                   ConversationTable table) {
+                   ConversationTable table, ClusterLink cluster) {
         this.store = store;
         this.writer = writer;
         this.workers = workers;
         this.clock = clock;
         this.table = table;
+        this.cluster = cluster;
     }
 
     /**
@@ -88,13 +93,20 @@ public final class Emitter {
     /** The conversation's history messages, oldest first: the stored ones, then those on their way. */
     List<InputMessage> messagesOf(ConversationState c) {
         List<StoreBatch.MessageRow> unstored;
+        List<InputMessage> remote;
         synchronized (c) {
             unstored = List.copyOf(c.unstoredMessages);
+            remote = List.copyOf(c.remoteMessages);
         }
         // Read after the copy: a message stored in between is in both, and counted once.
         List<InputMessage> all = new ArrayList<>(store.messages(c.id));
         Set<String> ids = new HashSet<>();
         all.forEach(m -> ids.add(m.id()));
+        for (InputMessage m : remote) {
+            if (ids.add(m.id())) {
+                all.add(m);
+            }
+        }
         for (StoreBatch.MessageRow row : unstored) {
             if (ids.add(row.message().id())) {
                 all.add(row.message());
@@ -153,6 +165,9 @@ public final class Emitter {
         }
         c.tail.addLast(env);
         fanOutLocked(c, env);
+        if (cluster != null) {
+            cluster.publishLocked(c, env);
+        }
         ApprovalRecord pending = approval;
         writeLocked(c, b -> {
             b.addEvent(env, prepared);
@@ -173,8 +188,61 @@ public final class Emitter {
         }
     }
 
+    /**
+     * Takes an event another node of the cluster emitted, in seq order; the caller holds the
+     * conversation's lock. It keeps what this node must know of the conversation (its seq, its
+     * runs, its pending approvals, its history messages), joins the tail and goes to every
+     * subscriber here. Its node stores it.
+     */
+    void acceptLocked(ConversationState c, Envelope env) {
+        c.lastSeq = env.seq();
+        Event e = env.event();
+        switch (e.kind()) {
+            case RUN_STARTED -> {
+                c.newestRunStart = env.seq();
+                c.remoteRunId = env.runId();
+            }
+            case RUN_FINISHED, RUN_FAILED -> {
+                if (java.util.Objects.equals(c.remoteRunId, env.runId())) {
+                    c.remoteRunId = null;
+                }
+            }
+            case APPROVAL_REQUESTED -> {
+                Event.ApprovalRequested a = (Event.ApprovalRequested) e;
+                c.open.put(a.approvalId(), new ApprovalRecord(c.id, env.runId(), env.seq(), a,
+                        ApprovalRecord.Status.PENDING, null, null, null));
+            }
+            case APPROVAL_RESOLVED -> c.open.remove(((Event.ApprovalResolved) e).approvalId());
+            default -> {
+            }
+        }
+        StoreBatch.MessageRow row = messageOf(env);
+        if (row != null) {
+            c.remoteMessages.addLast(row.message());
+            if (c.remoteMessages.size() > REMOTE_MESSAGES_KEPT) {
+                c.remoteMessages.pollFirst();
+            }
+        }
+        c.tail.addLast(env);
+        while (c.tail.size() > TAIL_KEPT && c.tail.peekFirst().seq() < env.seq()) {
+            // Whatever leaves the tail is in the cluster's history, or in the store.
+            if (!stillUnstoredHere(c, c.tail.peekFirst())) {
+                c.tail.pollFirst();
+            } else {
+                break;
+            }
+        }
+        fanOutLocked(c, env);
+    }
+
+    /** Whether an event in the tail is one this node emitted and has not stored yet. */
+    private static boolean stillUnstoredHere(ConversationState c, Envelope oldest) {
+        return c.inFlight > 0 && oldest.seq() > c.storedSeq;
+    }
+
     /** Event {@code seq} and all before it are stored: the tail keeps only what resumes need. */
     private static void stored(ConversationState c, long seq) {
+        c.storedSeq = Math.max(c.storedSeq, seq);
         ArrayDeque<Envelope> tail = c.tail;
         while (tail.size() > TAIL_KEPT && tail.peekFirst().seq() <= seq) {
             tail.pollFirst();
@@ -246,6 +314,10 @@ public final class Emitter {
      * did not use, so the next start goes on without a gap.
      */
     public void releaseReservations() {
+        if (cluster != null) {
+            // In a cluster reservations never go down: another node may be writing above this one's.
+            return;
+        }
         StoreBatch released = new StoreBatch();
         for (ConversationState c : table.all()) {
             synchronized (c) {

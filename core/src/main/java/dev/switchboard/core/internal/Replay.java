@@ -25,10 +25,29 @@ public final class Replay {
 
     private final ConversationStore store;
     private final ConversationTable table;
+    /** The cluster this node is part of; null when it runs alone. */
+    private final ClusterLink cluster;
 
-    public Replay(ConversationStore store, ConversationTable table) {
+    public Replay(ConversationStore store, ConversationTable table, ClusterLink cluster) {
         this.store = store;
         this.table = table;
+        this.cluster = cluster;
+    }
+
+    /**
+     * Events below the tail: from the store, or in a cluster from its history first (another node's
+     * events reach the store from that node, a moment later).
+     */
+    private List<Envelope> logged(ConversationState c, long afterSeq, int limit) {
+        return cluster == null ? store.events(c.id, afterSeq, limit) : cluster.events(c.id, afterSeq, limit);
+    }
+
+    /** The seq of the RunStarted of the run going on in the conversation, here or on another node; 0: none. */
+    private static long activeStart(ConversationState c) {
+        if (c.active != null) {
+            return c.active.startSeq;
+        }
+        return c.remoteRunId != null ? c.newestRunStart : 0;
     }
 
     /**
@@ -55,9 +74,10 @@ public final class Replay {
             }
             from = afterSeq;
             lastSeq = c.lastSeq;
-            idle = c.active == null;
+            long activeStart = activeStart(c);
+            idle = c.active == null && c.remoteRunId == null;
             if (afterSeq < 0 && (catchUp || afterSeq == Command.Subscribe.LAST_RUN)) {
-                from = c.active == null || c.active.startSeq == 0 ? -1 : c.active.startSeq - 1;
+                from = activeStart == 0 ? -1 : activeStart - 1;
             }
         }
         if (from < 0 && afterSeq == Command.Subscribe.LAST_RUN) {
@@ -93,7 +113,7 @@ public final class Replay {
                 }
             }
             // Everything before the tail is stored.
-            List<Envelope> page = store.events(c.id, cursor, REPLAY_PAGE);
+            List<Envelope> page = logged(c, cursor, REPLAY_PAGE);
             for (Envelope e : page) {
                 if (!s.deliver(e)) {
                     s.overflowed();
@@ -127,7 +147,7 @@ public final class Replay {
                 }
             }
         }
-        if (cursorGiven >= 0 && !sent && c.active == null) {
+        if (cursorGiven >= 0 && !sent && c.active == null && c.remoteRunId == null) {
             // Nothing after the cursor, and nothing to come.
             s.caughtUp();
         }
@@ -169,7 +189,7 @@ public final class Replay {
             return tail;
         }
         List<Envelope> out = new ArrayList<>(limit);
-        for (Envelope e : store.events(c.id, afterSeq, limit)) {
+        for (Envelope e : logged(c, afterSeq, limit)) {
             if (e.seq() < tailFirst) {
                 out.add(e);
             }
@@ -213,7 +233,7 @@ public final class Replay {
     }
 
     /** The seq of the conversation's last RunStarted at or before {@code lastSeq}, or 0 for none. */
-    private long lastRunStart(ConversationState c, long lastSeq) {
+    long lastRunStart(ConversationState c, long lastSeq) {
         synchronized (c) {
             if (c.newestRunStart > 0 && c.newestRunStart <= lastSeq) {
                 return c.newestRunStart;

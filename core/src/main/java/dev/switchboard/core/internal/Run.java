@@ -189,6 +189,16 @@ final class Run implements RunContext {
      * ends it ({@code byHub} false) while the hub is stopping it.
      */
     private boolean end(Event terminal, boolean byHub) {
+        if (!endLocked(terminal, byHub)) {
+            return false;
+        }
+        if (runs.cluster != null) {
+            runs.cluster.release(conversation);
+        }
+        return true;
+    }
+
+    private boolean endLocked(Event terminal, boolean byHub) {
         synchronized (conversation) {
             if (ended || stopping && !byHub) {
                 return false;
@@ -217,6 +227,42 @@ final class Run implements RunContext {
             }
         }
         return true;
+    }
+
+    /**
+     * In a cluster, when this node lost the conversation's write lease: the run stops here without
+     * a word (nothing this node emits reaches the cluster now). The node that takes over the
+     * conversation fails it, and its approvals stay pending, as after a crash.
+     */
+    void abandon() {
+        RunHandle h;
+        List<PendingApproval> abandoned;
+        synchronized (conversation) {
+            if (ended || stopping) {
+                return;
+            }
+            ended = true;
+            stopping = true;
+            h = handle;
+            abandoned = new ArrayList<>(waiting);
+            waiting.clear();
+            for (PendingApproval p : abandoned) {
+                runs.table.awaited.remove(p.record.approvalId());
+                conversation.pending--;
+            }
+            conversation.active = null;
+            runs.activeRuns.decrementAndGet();
+        }
+        for (PendingApproval p : abandoned) {
+            p.decision.completeExceptionally(new CancellationException("the run stopped on this node"));
+        }
+        if (h != null) {
+            try {
+                h.cancel();
+            } catch (RuntimeException e) {
+                log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
+            }
+        }
     }
 
     @Override

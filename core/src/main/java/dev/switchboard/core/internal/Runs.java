@@ -54,10 +54,13 @@ public final class Runs {
     private final Replay replay;
     private final Moderation moderation;
     private final RateLimiter runLimiter;
+    /** The cluster this node is part of; null when it runs alone. */
+    final ClusterLink cluster;
     private volatile boolean shuttingDown;
 
     public Runs(ConversationStore store, AgentRuntime runtime, Moderation moderation, RateLimiter runLimiter,
-                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay) {
+                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster) {
+        this.cluster = cluster;
         this.store = store;
         this.runtime = runtime;
         this.moderation = moderation;
@@ -84,6 +87,13 @@ public final class Runs {
      * pending: answered, they continue the work in a new run.
      */
     public void failInterruptedRuns() {
+        if (cluster != null) {
+            // Another node may be running them: only a writer that stopped without letting go is failed.
+            for (Envelope started : store.unfinishedRuns()) {
+                cluster.takeOver(started.conversationId(), "its run " + started.runId() + " was not stored as ended");
+            }
+            return;
+        }
         for (Envelope started : store.unfinishedRuns()) {
             ConversationState c = table.load(started.conversationId());
             synchronized (c) {
@@ -118,23 +128,71 @@ public final class Runs {
             }
         }
         Principal principal = from.principal();
+        if (cluster != null && !holdForRun(c, from)) {
+            return;
+        }
+        boolean started = false;
+        try {
+            started = start(c, cmd, from, principal, fresh);
+        } finally {
+            if (cluster != null && !started) {
+                cluster.release(c);
+            }
+        }
+    }
+
+    /**
+     * In a cluster: makes this node the conversation's writer for a run, counting the run against
+     * the client's limit across the cluster; false (the subscriber told why) when another node runs
+     * one there, the limit is reached or the cluster cannot be reached.
+     */
+    private boolean holdForRun(ConversationState c, Subscriber from) {
+        try {
+            if (!cluster.hold(c)) {
+                replay.subscribe(c, from, -1, true);
+                String runId;
+                synchronized (c) {
+                    runId = c.remoteRunId;
+                }
+                from.reject(new GatewayError(ErrorCode.BUSY, "a run is already active in conversation " + c.id
+                        + " (on another gateway node)", runId == null ? Map.of() : Map.of("run_id", runId)));
+                return false;
+            }
+            int perMinute = runLimiter.perMinute();
+            if (perMinute > 0 && cluster.count("runs:" + from.clientKey(), Duration.ofMinutes(1)) > perMinute) {
+                cluster.release(c);
+                from.reject(new GatewayError(ErrorCode.RATE_LIMITED, "too many runs started; try again within 60 s",
+                        Map.of("retry_after_seconds", "60")));
+                return false;
+            }
+            return true;
+        } catch (ClusterLink.ClusterUnavailable e) {
+            log.warn("a run of conversation {} could not start: {}", c.id, e.getMessage());
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
+            return false;
+        }
+    }
+
+    /** Starts the run unless refused (the subscriber told why); true when it started. */
+    private boolean start(ConversationState c, Command.StartRun cmd, Subscriber from, Principal principal,
+                          List<InputMessage> fresh) {
         Run run;
         synchronized (c) {
             if (refusedWhileShuttingDown(from)) {
-                return;
+                return false;
             }
             if (c.active != null) {
                 // The person still joins the conversation: they see the active run from here on,
                 // and its pending approvals, which they may answer.
                 replay.subscribe(c, from, -1, true);
                 from.reject(busy(c));
-                return;
+                return false;
             }
-            long wait = runLimiter.acquire(from.clientKey());
+            long wait = cluster != null ? 0 : runLimiter.acquire(from.clientKey());
             if (wait > 0) {
                 from.reject(new GatewayError(ErrorCode.RATE_LIMITED, "too many runs started; try again in " + wait
                         + " s", Map.of("retry_after_seconds", Long.toString(wait))));
-                return;
+                return false;
             }
             String runId = cmd.runId() != null ? cmd.runId() : Ids.next("run");
             RunRequest request = new RunRequest(c.id, runId, cmd.parentRunId(), principal, fresh,
@@ -168,6 +226,7 @@ public final class Runs {
             emitter.emitLocked(run, new Event.RunStarted(cmd.parentRunId()), run::launch);
             run.startSeq = c.lastSeq;
         }
+        return true;
     }
 
     public void cancel(Command.CancelRun cmd, Subscriber from) {
@@ -199,6 +258,9 @@ public final class Runs {
             waiting = run == null ? List.of() : List.copyOf(run.waiting);
         }
         if (run == null) {
+            if (cluster != null && forwardAll(c, cmd.decisions(), from)) {
+                return;
+            }
             continueOrphans(c, cmd.decisions(), from, true);
             return;
         }
@@ -253,6 +315,51 @@ public final class Runs {
      * the decisions are recorded and the runtime continues the work in a new run.
      */
     void continueOrphans(ConversationState c, List<Command.DecideApproval> decisions, Subscriber from, boolean join) {
+        if (cluster == null) {
+            continueHeld(c, decisions, from, join);
+            return;
+        }
+        try {
+            if (!cluster.hold(c)) {
+                from.reject(GatewayError.of(ErrorCode.BUSY, "a run is active in conversation " + c.id
+                        + " on another gateway node; answer its approvals there or when it ends"));
+                return;
+            }
+        } catch (ClusterLink.ClusterUnavailable e) {
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
+            return;
+        }
+        boolean started = false;
+        try {
+            started = continueHeld(c, decisions, from, join);
+        } finally {
+            if (!started) {
+                cluster.release(c);
+            }
+        }
+    }
+
+    /**
+     * Sends the decisions to the node that runs the conversation's run; false when no other node
+     * runs one (they are taken here).
+     */
+    private boolean forwardAll(ConversationState c, List<Command.DecideApproval> decisions, Subscriber from) {
+        try {
+            for (Command.DecideApproval d : decisions) {
+                if (!cluster.forward(c, d, from, null)) {
+                    return false;
+                }
+            }
+            return !decisions.isEmpty();
+        } catch (ClusterLink.ClusterUnavailable e) {
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
+            return true;
+        }
+    }
+
+    /** {@link #continueOrphans}, holding the conversation's lease in a cluster; true when the new run started. */
+    private boolean continueHeld(ConversationState c, List<Command.DecideApproval> decisions, Subscriber from,
+                                 boolean join) {
         List<ApprovalRecord> pending;
         synchronized (c) {
             pending = c.open.values().stream().filter(a -> a.runId() != null).toList();
@@ -260,13 +367,13 @@ public final class Runs {
         if (pending.isEmpty()) {
             from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id",
                     "conversation " + c.id + " has no run waiting for an approval"));
-            return;
+            return false;
         }
         String oldRun = pending.get(0).runId();
         Set<String> ids = new HashSet<>();
         pending.stream().filter(a -> Objects.equals(a.runId(), oldRun)).forEach(a -> ids.add(a.approvalId()));
         if (!sameIds(ids, decisions, from)) {
-            return;
+            return false;
         }
         long now = clock.getAsLong();
         List<ApprovalRecord> decided = new ArrayList<>();
@@ -278,11 +385,16 @@ public final class Runs {
         Run run;
         synchronized (c) {
             if (refusedWhileShuttingDown(from)) {
-                return;
+                return false;
             }
             if (c.active != null) {
                 from.reject(busy(c));
-                return;
+                return false;
+            }
+            if (!ids.stream().allMatch(c.open::containsKey)) {
+                from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
+                        "the approvals of run " + oldRun + " were decided a moment ago"));
+                return false;
             }
             RunRequest request = new RunRequest(c.id, Ids.next("run"), oldRun, from.principal(), List.of(),
                     List.of(), null, null, null, null);
@@ -302,6 +414,7 @@ public final class Runs {
                         a.feedback(), a.decidedBy()), then);
             }
         }
+        return true;
     }
 
     /** The BUSY error for a conversation with an active run, naming what it waits for. */

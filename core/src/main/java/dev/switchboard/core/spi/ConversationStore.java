@@ -24,6 +24,17 @@ public interface ConversationStore extends AutoCloseable {
      */
     long lastSeq(String conversationId);
 
+    /** The highest {@code seq} of the conversation's stored events, reservations aside, or 0. */
+    long lastEventSeq(String conversationId);
+
+    /**
+     * Whether several gateways may share this store at once (a database server, not a file one
+     * process locks); a cluster needs such a store. False by default.
+     */
+    default boolean shared() {
+        return false;
+    }
+
     /** Writes a batch in one transaction: all of it or none. */
     void write(StoreBatch batch);
 

@@ -17,6 +17,14 @@ public interface ConversationStoreProvider extends Plugin {
     }
 
     /**
+     * Whether the stores this provider opens may be shared by several gateways at once (see
+     * {@link ConversationStore#shared()}); a cluster needs such a store. False by default.
+     */
+    default boolean shared() {
+        return false;
+    }
+
+    /**
      * Opens the store, recovering what a crash left. {@code dataDir} is the gateway's data
      * directory (the host has created and locked it). An {@link IllegalArgumentException} is a
      * configuration mistake; an {@link IllegalStateException} or {@link java.io.UncheckedIOException}

@@ -73,6 +73,10 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final BooleanSupplier ready;
     /** What keeps the store from serving, or null: reported by {@code /healthz}, which stays 200 for it. */
     private final Supplier<String> storeProblem;
+    /** What keeps the cluster's bus from answering, or null; {@code /healthz} answers 503 for it. */
+    private final Supplier<String> clusterProblem;
+    /** This node's name in its cluster, or null when it runs alone. */
+    private final String nodeId;
     private final Consumer<WebSocketConnection> onOpen;
     private final RestRoutes rest;
     private final Executor restExecutor;
@@ -84,7 +88,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
                       RestRoutes rest, Executor restExecutor, ConnectionLimits limits, AtomicInteger openStreams,
-                      BooleanSupplier ready, Supplier<String> storeProblem, Consumer<WebSocketConnection> onOpen) {
+                      BooleanSupplier ready, Supplier<String> storeProblem, Supplier<String> clusterProblem,
+                      String nodeId, Consumer<WebSocketConnection> onOpen) {
         this.rest = rest;
         this.openStreams = openStreams;
         this.limits = limits;
@@ -98,6 +103,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         this.idleTimeoutSeconds = config.idleTimeoutSeconds();
         this.ready = ready;
         this.storeProblem = storeProblem;
+        this.clusterProblem = clusterProblem;
+        this.nodeId = nodeId;
         this.onOpen = onOpen;
     }
 
@@ -113,13 +120,22 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             tooMany(ctx, req, "the gateway has too many open connections; try again shortly");
             return;
         }
+        if (!path.equals("/healthz") && clusterProblem.get() != null) {
+            // Cut off from its cluster, this node would show a conversation without the other nodes' events.
+            sendError(ctx, req, HttpResponseStatus.SERVICE_UNAVAILABLE, "unavailable",
+                    "this gateway node has lost its cluster; connect to another node or try again shortly",
+                    res -> res.headers().set(HttpHeaderNames.RETRY_AFTER, "5"));
+            return;
+        }
         if (path.equals("/healthz")) {
             if (req.method() != HttpMethod.GET && req.method() != HttpMethod.HEAD) {
                 sendError(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
                 return;
             }
-            boolean up = ready.getAsBoolean();
             String store = storeProblem.get();
+            String cluster = clusterProblem.get();
+            // Without its cluster a node cannot serve its share: the balancer should send clients elsewhere.
+            boolean up = ready.getAsBoolean() && cluster == null;
             sendJson(ctx, req, up ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, g -> {
                 g.writeStartObject();
                 g.writeStringField("status", up ? "ok" : "unavailable");
@@ -127,6 +143,13 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 g.writeStringField("store", store == null ? "ok" : "unavailable");
                 if (store != null) {
                     g.writeStringField("store_problem", store);
+                }
+                if (nodeId != null) {
+                    g.writeStringField("node", nodeId);
+                    g.writeStringField("cluster", cluster == null ? "ok" : "unavailable");
+                    if (cluster != null) {
+                        g.writeStringField("cluster_problem", cluster);
+                    }
                 }
                 g.writeEndObject();
             });

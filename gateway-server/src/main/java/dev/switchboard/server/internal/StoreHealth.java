@@ -1,5 +1,6 @@
 package dev.switchboard.server.internal;
 
+import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,13 +18,18 @@ import java.util.concurrent.TimeUnit;
  */
 public final class StoreHealth implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StoreHealth.class);
+    private static final Duration CLUSTER_TIMEOUT = Duration.ofSeconds(2);
 
     private final ConversationStore store;
+    private final ClusterBus bus;
     private final ScheduledExecutorService probe;
     private volatile String problem;
+    private volatile String clusterProblem;
 
-    public StoreHealth(ConversationStore store, Duration every) {
+    /** Checks the store, and the cluster's bus when {@code bus} is not null, every {@code every}. */
+    public StoreHealth(ConversationStore store, ClusterBus bus, Duration every) {
         this.store = Objects.requireNonNull(store);
+        this.bus = bus;
         this.probe = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "switchboard-store-health");
             t.setDaemon(true);
@@ -46,6 +52,26 @@ public final class StoreHealth implements AutoCloseable {
         } else if (now == null && before != null) {
             log.info("store available again");
         }
+        if (bus != null) {
+            String was = clusterProblem;
+            String is;
+            try {
+                is = bus.problem(CLUSTER_TIMEOUT).get(CLUSTER_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                is = "the cluster's check failed: " + e;
+            }
+            clusterProblem = is;
+            if (is != null && was == null) {
+                log.warn("cluster unavailable: {}", is);
+            } else if (is == null && was != null) {
+                log.info("cluster available again");
+            }
+        }
+    }
+
+    /** What kept the cluster's bus from answering at the last check, or null when it answered (or there is none). */
+    public String clusterProblem() {
+        return clusterProblem;
     }
 
     /** What kept the store from serving at the last check, or null when it served. */

@@ -359,6 +359,19 @@ public final class PostgresConversationStore implements ConversationStore {
     }
 
     @Override
+    public long lastEventSeq(String conversationId) {
+        return read("the last event of conversation " + conversationId,
+                "SELECT MAX(seq) FROM events WHERE conversation_id = ?", s -> s.setString(1, conversationId),
+                // MAX over no rows is NULL, which getLong reads as 0.
+                rs -> rs.next() ? rs.getLong(1) : 0L);
+    }
+
+    @Override
+    public boolean shared() {
+        return true;
+    }
+
+    @Override
     public List<Envelope> events(String conversationId, long afterSeq, int limit) {
         if (limit <= 0) {
             return List.of();

@@ -33,6 +33,11 @@ public final class PostgresStoreProvider implements ConversationStoreProvider {
     }
 
     @Override
+    public boolean shared() {
+        return true;
+    }
+
+    @Override
     public boolean configured(Settings settings) {
         return settings.get(URL.name()).isPresent();
     }

@@ -510,19 +510,7 @@ public final class SqliteConversationStore implements ConversationStore {
 
     @Override
     public long lastSeq(String conversationId) {
-        long stored;
-        synchronized (reader) {
-            requireOpen();
-            try {
-                selectLastSeq.setString(1, conversationId);
-                try (ResultSet rs = selectLastSeq.executeQuery()) {
-                    // MAX over no rows is NULL, which getLong reads as 0.
-                    stored = rs.next() ? rs.getLong(1) : 0;
-                }
-            } catch (SQLException e) {
-                throw readFailure("the last seq of conversation " + conversationId, e);
-            }
-        }
+        long stored = lastEventSeq(conversationId);
         synchronized (seqs) {
             requireOpen();
             try {
@@ -532,6 +520,22 @@ public final class SqliteConversationStore implements ConversationStore {
                 }
             } catch (SQLException e) {
                 throw readFailure("the seq reservation of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public long lastEventSeq(String conversationId) {
+        synchronized (reader) {
+            requireOpen();
+            try {
+                selectLastSeq.setString(1, conversationId);
+                try (ResultSet rs = selectLastSeq.executeQuery()) {
+                    // MAX over no rows is NULL, which getLong reads as 0.
+                    return rs.next() ? rs.getLong(1) : 0;
+                }
+            } catch (SQLException e) {
+                throw readFailure("the last seq of conversation " + conversationId, e);
             }
         }
     }

@@ -1,0 +1,523 @@
+package dev.switchboard.core.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.core.Command;
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.Ids;
+import dev.switchboard.core.Json;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.ClusterBus;
+import dev.switchboard.core.spi.ConversationStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The hub's side of a cluster. A node keeps each conversation it holds in memory in step with the
+ * cluster: it listens to the conversation's channel and applies what other nodes emit, in seq order,
+ * reading the bus's history to fill a gap. A node writes a conversation only while it holds its write
+ * lease ({@link #hold}): the lease's holder gives the seqs, so they stay the conversation's plain
+ * integers, and it publishes every event it emits after its own subscribers have it.
+ *
+ * <p>The crash rule is the single node's: no seq reaches anyone before a reservation above it is in
+ * the (shared) store, reservations never go down in a cluster, and a writer that takes over from one
+ * that did not let go cleanly starts above every reservation, and first fails the run that writer
+ * left unfinished. A lease that nobody renews is claimed by a reaper on any node, which does just that.
+ *
+ * <p>Approvals of a run another node owns are answered there: the decision travels to the owner, and
+ * its answer comes back. With no owner, a decision is taken where it is made, as after a restart.
+ */
+public final class ClusterLink {
+    /** Logged under the hub's name, as every part of the hub logs. */
+    private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
+    private static final int PAGE = 500;
+    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static final Duration FORWARD_WAIT = Duration.ofSeconds(10);
+
+    private final ClusterBus bus;
+    private final ConversationStore store;
+    private final Executor workers;
+    private final ScheduledExecutorService timer;
+    private final Map<String, Forward> forwards = new ConcurrentHashMap<>();
+    private ConversationTable table;
+    private Emitter emitter;
+    private Replay replay;
+    private Approvals approvals;
+
+    public ClusterLink(ClusterBus bus, ConversationStore store, Executor workers, ScheduledExecutorService timer) {
+        this.bus = Objects.requireNonNull(bus, "bus");
+        this.store = store;
+        this.workers = workers;
+        this.timer = timer;
+    }
+
+    /** Joins the parts of the hub this link works with, and starts listening, renewing and reaping. */
+    public void start(ConversationTable table, Emitter emitter, Replay replay, Approvals approvals) {
+        this.table = table;
+        this.emitter = emitter;
+        this.replay = replay;
+        this.approvals = approvals;
+        await(bus.listen(this::received));
+        long every = Math.max(100, bus.leaseTtl().toMillis() / 3);
+        timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::reap, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    public String nodeId() {
+        return bus.nodeId();
+    }
+
+    // ---------------------------------------------------------------- keeping conversations in step
+
+    /**
+     * Listens to a conversation just loaded, then reads what the bus holds after the store's last
+     * event; call it before the state is shared. What arrives meanwhile waits for the read.
+     */
+    void attach(ConversationState c) {
+        c.catchingUp = true;
+        c.live = e -> arrived(c, e);
+        await(bus.subscribe(c.id, c.live));
+        catchUp(c);
+    }
+
+    /** Stops listening to a conversation that left memory. */
+    void detach(ConversationState c) {
+        if (c.live != null) {
+            bus.unsubscribe(c.id, c.live).exceptionally(e -> {
+                log.debug("could not leave the channel of conversation {}", c.id, e);
+                return null;
+            });
+        }
+    }
+
+    /** An entry from the conversation's channel, on the bus's I/O thread. */
+    private void arrived(ConversationState c, ClusterBus.Entry e) {
+        synchronized (c) {
+            if (c.retired || e.seq() <= c.lastSeq) {
+                return;
+            }
+            if (c.catchingUp) {
+                c.held.put(e.seq(), e);
+                return;
+            }
+            if (e.prevSeq() != c.lastSeq) {
+                // Something published before it never arrived (the bus reconnected): read the history.
+                c.held.put(e.seq(), e);
+                c.catchingUp = true;
+                workers.execute(() -> catchUpQuietly(c));
+                return;
+            }
+            apply(c, e);
+        }
+    }
+
+    private void catchUpQuietly(ConversationState c) {
+        try {
+            catchUp(c);
+        } catch (RuntimeException e) {
+            log.warn("conversation {} could not be brought in step with the cluster: {}", c.id, e.getMessage());
+        }
+    }
+
+    /**
+     * Applies, in order, what the bus holds after the conversation's last seq here, then what arrived
+     * meanwhile. Seqs the bus no longer holds are skipped here; a resume reads them from the store.
+     */
+    private void catchUp(ConversationState c) {
+        synchronized (c) {
+            c.catchingUp = true;
+        }
+        try {
+            while (true) {
+                long from;
+                synchronized (c) {
+                    from = c.lastSeq;
+                }
+                ClusterBus.History h = await(bus.history(c.id, from, PAGE));
+                synchronized (c) {
+                    for (ClusterBus.Entry e : h.entries()) {
+                        if (e.seq() > c.lastSeq) {
+                            apply(c, e);
+                        }
+                    }
+                    if (h.entries().size() < PAGE) {
+                        return;
+                    }
+                }
+            }
+        } finally {
+            synchronized (c) {
+                c.catchingUp = false;
+                for (ClusterBus.Entry e : c.held.values()) {
+                    if (e.seq() > c.lastSeq) {
+                        apply(c, e);
+                    }
+                }
+                c.held.clear();
+            }
+        }
+    }
+
+    /** Applies one entry another node published; the caller holds the conversation's lock. */
+    private void apply(ConversationState c, ClusterBus.Entry e) {
+        Envelope env;
+        try {
+            env = ClusterPayload.decode(c.id, e.seq(), e.payload());
+        } catch (RuntimeException bad) {
+            log.warn("skipped event {} of conversation {} from the cluster: {}", e.seq(), c.id, bad.getMessage());
+            c.lastSeq = e.seq();
+            return;
+        }
+        emitter.acceptLocked(c, env);
+    }
+
+    /**
+     * Events of the conversation after {@code afterSeq}, at most {@code limit}, oldest first: from the
+     * bus's history while it holds them, from the store before that.
+     */
+    List<Envelope> events(String conversationId, long afterSeq, int limit) {
+        ClusterBus.History h;
+        try {
+            h = await(bus.history(conversationId, afterSeq, limit));
+        } catch (RuntimeException unreachable) {
+            return store.events(conversationId, afterSeq, limit);
+        }
+        List<Envelope> fromBus = new ArrayList<>(h.entries().size());
+        for (ClusterBus.Entry e : h.entries()) {
+            fromBus.add(ClusterPayload.decode(conversationId, e.seq(), e.payload()));
+        }
+        if (h.continues(afterSeq)) {
+            return fromBus;
+        }
+        // The bus no longer holds what follows the cursor: the store has it, up to the bus's oldest.
+        long busFirst = fromBus.isEmpty() ? Long.MAX_VALUE : fromBus.get(0).seq();
+        List<Envelope> out = new ArrayList<>(limit);
+        for (Envelope e : store.events(conversationId, afterSeq, limit)) {
+            if (e.seq() < busFirst) {
+                out.add(e);
+            }
+        }
+        for (int i = 0; i < fromBus.size() && out.size() < limit; i++) {
+            out.add(fromBus.get(i));
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- write leases
+
+    /**
+     * Makes this node the conversation's writer, or counts one more use of the lease it holds; false
+     * when another node writes it. Call it holding no conversation's lock; pair it with
+     * {@link #release}. Taking over from a writer that did not let go cleanly starts above every seq
+     * it may have shown, and fails the run it left unfinished.
+     */
+    boolean hold(ConversationState c) {
+        synchronized (c.leaseLock) {
+            synchronized (c) {
+                if (c.lease != null) {
+                    c.leaseHolds++;
+                    return true;
+                }
+            }
+            Optional<ClusterBus.Lease> got = await(bus.acquire(c.id));
+            if (got.isEmpty()) {
+                return false;
+            }
+            ClusterBus.Lease lease = got.get();
+            try {
+                long floor = lease.clean() ? 0 : store.lastSeq(c.id);
+                catchUp(c);
+                synchronized (c) {
+                    c.lease = lease;
+                    c.leaseHolds = 1;
+                    c.lastSeq = Math.max(c.lastSeq, Math.max(lease.topSeq(), floor));
+                    c.reserved = Math.max(c.reserved, floor);
+                }
+            } catch (RuntimeException e) {
+                bus.release(lease);
+                throw e;
+            }
+            if (!lease.clean()) {
+                failAbandonedRun(c);
+            }
+            return true;
+        }
+    }
+
+    /** Ends one use of the conversation's lease; the last one lets it go, after what it published. */
+    void release(ConversationState c) {
+        ClusterBus.Lease lease;
+        synchronized (c) {
+            if (c.lease == null || --c.leaseHolds > 0) {
+                return;
+            }
+            lease = c.lease;
+            c.lease = null;
+        }
+        bus.release(lease).whenComplete((released, e) -> {
+            if (e != null || !released) {
+                log.warn("the write lease of conversation {} had ended before it was released", c.id);
+            }
+        });
+    }
+
+    /** Sends an event this node emitted to the cluster; the caller holds the conversation's lock. */
+    void publishLocked(ConversationState c, Envelope env) {
+        ClusterBus.Lease lease = c.lease;
+        if (lease == null) {
+            throw new IllegalStateException("conversation " + c.id + " emitted seq " + env.seq()
+                    + " without its write lease");
+        }
+        bus.publish(lease, env.seq(), ClusterPayload.encode(env)).whenComplete((published, e) -> {
+            if (e != null) {
+                log.warn("event {} of conversation {} did not reach the cluster: {}", env.seq(), c.id, e.toString());
+            } else if (published == ClusterBus.Published.LEASE_LOST) {
+                workers.execute(() -> lost(c, lease));
+            } else if (published == ClusterBus.Published.STALE) {
+                log.warn("the cluster refused event {} of conversation {}: a later seq was published", env.seq(), c.id);
+            }
+        });
+    }
+
+    /** The node lost the conversation's lease: its run stops here; the node that takes over fails it. */
+    private void lost(ConversationState c, ClusterBus.Lease lease) {
+        Run run;
+        synchronized (c) {
+            if (c.lease != lease) {
+                return;
+            }
+            c.lease = null;
+            c.leaseHolds = 0;
+            run = c.active;
+        }
+        log.warn("this node lost the write lease of conversation {}; {}", c.id,
+                run == null ? "it writes no more there" : "its run " + run.request.runId() + " stops here");
+        if (run != null) {
+            run.abandon();
+        }
+    }
+
+    private void renewAll() {
+        for (ConversationState c : table.all()) {
+            ClusterBus.Lease lease;
+            synchronized (c) {
+                lease = c.lease;
+            }
+            if (lease != null) {
+                bus.renew(lease).whenComplete((renewed, e) -> {
+                    if (e == null && !renewed) {
+                        workers.execute(() -> lost(c, lease));
+                    }
+                });
+            }
+        }
+    }
+
+    /** Takes over conversations whose writer stopped renewing its lease, to fail its run. */
+    private void reap() {
+        bus.claimExpired(100).whenComplete((leases, e) -> {
+            if (e != null) {
+                log.debug("could not read the expired write leases", e);
+                return;
+            }
+            for (ClusterBus.Lease expired : leases) {
+                workers.execute(() -> takeOver(expired.conversationId(), "node " + expired.nodeId()
+                        + " stopped renewing its write lease"));
+            }
+        });
+    }
+
+    /**
+     * Holds and lets go of the conversation's lease, which fails a run its last writer left
+     * unfinished; nothing when another node writes it (it did that already).
+     */
+    void takeOver(String conversationId, String why) {
+        try {
+            ConversationState c = table.load(conversationId);
+            if (hold(c)) {
+                release(c);
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not take over conversation {} ({}): {}", conversationId, why, e.getMessage());
+        }
+    }
+
+    /** Fails the run the conversation's last writer left unfinished, if any; holding its lease. */
+    private void failAbandonedRun(ConversationState c) {
+        long lastSeq;
+        synchronized (c) {
+            if (c.active != null) {
+                return;
+            }
+            lastSeq = c.lastSeq;
+        }
+        long start = replay.lastRunStart(c, lastSeq);
+        if (start == 0) {
+            return;
+        }
+        String runId = null;
+        boolean ended = false;
+        for (long after = start - 1; after < lastSeq; ) {
+            List<Envelope> page = events(c.id, after, PAGE);
+            if (page.isEmpty()) {
+                break;
+            }
+            for (Envelope e : page) {
+                if (e.seq() == start) {
+                    runId = e.runId();
+                } else if (runId != null && runId.equals(e.runId()) && (e.event().kind() == Event.Kind.RUN_FINISHED
+                        || e.event().kind() == Event.Kind.RUN_FAILED)) {
+                    ended = true;
+                }
+            }
+            after = page.get(page.size() - 1).seq();
+        }
+        if (runId == null || ended) {
+            return;
+        }
+        synchronized (c) {
+            emitter.emitLocked(c, null, runId, new Event.RunFailed(ErrorCode.UNAVAILABLE,
+                    "the gateway node running this run stopped; start it again"), null);
+            c.remoteRunId = null;
+        }
+        log.info("run {} of conversation {} was left unfinished by a node that stopped; marked failed", runId, c.id);
+    }
+
+    // ---------------------------------------------------------------- approvals of another node's run
+
+    /**
+     * Sends a decision to the node that owns the conversation's run; false when no other node does
+     * (the caller decides here). The subscriber hears a refusal from the owner; {@code done} (may be
+     * null) runs when the owner took the decision.
+     */
+    boolean forward(ConversationState c, Command.DecideApproval cmd, Subscriber from, Runnable done) {
+        Optional<String> owner = await(bus.holder(c.id));
+        if (owner.isEmpty() || owner.get().equals(bus.nodeId())) {
+            return false;
+        }
+        String id = Ids.next("fwd");
+        Forward f = new Forward(from, done);
+        forwards.put(id, f);
+        timer.schedule(() -> {
+            if (forwards.remove(id, f)) {
+                from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "node " + owner.get()
+                        + ", which runs the run of approval " + cmd.approvalId() + ", did not answer; try again"));
+            }
+        }, FORWARD_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        ObjectNode m = Json.object();
+        m.put("type", "decide").put("id", id).put("reply_to", bus.nodeId()).put("approval_id", cmd.approvalId())
+                .put("approved", cmd.approved()).put("feedback", cmd.feedback())
+                .put("principal", from.principal().id()).put("anonymous", from.principal().anonymous());
+        if (cmd.payload() != null) {
+            m.set("payload", cmd.payload());
+        }
+        send(owner.get(), m);
+        return true;
+    }
+
+    private void send(String node, ObjectNode message) {
+        bus.send(node, message.toString().getBytes(StandardCharsets.UTF_8)).exceptionally(e -> {
+            log.warn("could not send a message to node {}: {}", node, e.toString());
+            return null;
+        });
+    }
+
+    /** A message from another node, on the bus's I/O thread. */
+    private void received(byte[] bytes) {
+        JsonNode m;
+        try {
+            m = Json.parseStrict(new String(bytes, StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            log.warn("ignored a message from another node that is not JSON");
+            return;
+        }
+        switch (m.path("type").asText()) {
+            case "decide" -> workers.execute(() -> decideForwarded(m));
+            case "decided" -> {
+                Forward f = forwards.remove(m.path("id").asText());
+                if (f != null) {
+                    JsonNode error = m.path("error");
+                    if (error.isObject()) {
+                        f.from.reject(GatewayError.of(ErrorCode.valueOf(error.path("code").asText()),
+                                error.path("message").asText()));
+                    } else if (f.done != null) {
+                        f.done.run();
+                    }
+                }
+            }
+            default -> log.warn("ignored a message from another node of type '{}'", m.path("type").asText());
+        }
+    }
+
+    private void decideForwarded(JsonNode m) {
+        Principal by = new Principal(m.path("principal").asText(), m.path("anonymous").asBoolean(), null);
+        JsonNode payload = m.has("payload") ? m.get("payload") : null;
+        String feedback = m.path("feedback").isTextual() ? m.path("feedback").asText() : null;
+        approvals.decideAsOperator(m.path("approval_id").asText(), m.path("approved").asBoolean(), feedback, payload, by)
+                .whenComplete((error, e) -> {
+                    ObjectNode reply = Json.object();
+                    reply.put("type", "decided").put("id", m.path("id").asText());
+                    GatewayError refusal = e != null ? GatewayError.of(ErrorCode.INTERNAL, "the decision failed") : error;
+                    if (refusal != null) {
+                        reply.putObject("error").put("code", refusal.code().name()).put("message", refusal.message());
+                    }
+                    send(m.path("reply_to").asText(), reply);
+                });
+    }
+
+    // ---------------------------------------------------------------- limits and health
+
+    /** Counts one more under {@code key} in the cluster's window of {@code window}; the count so far. */
+    long count(String key, Duration window) {
+        return await(bus.count(key, window));
+    }
+
+    /** Null when the bus answers, else what is wrong. */
+    public CompletableFuture<String> problem(Duration timeout) {
+        return bus.problem(timeout);
+    }
+
+    private static <T> T await(CompletableFuture<T> f) {
+        try {
+            return f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ClusterUnavailable("interrupted while waiting for the cluster", e);
+        } catch (ExecutionException e) {
+            throw new ClusterUnavailable("the cluster's bus failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new ClusterUnavailable("the cluster's bus did not answer within " + WAIT.toSeconds() + " s", e);
+        }
+    }
+
+    /** The bus could not be reached or did not answer: the operation did not happen. */
+    static final class ClusterUnavailable extends RuntimeException {
+        ClusterUnavailable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** A decision sent to another node, waiting for its answer. */
+    private record Forward(Subscriber from, Runnable done) {
+    }
+}
