@@ -140,8 +140,8 @@ public final class ClusterLink {
     }
 
     /**
-     * Applies, in order, what the bus holds after the conversation's last seq here, then what arrived
-     * meanwhile. Seqs the bus no longer holds are skipped here; a resume reads them from the store.
+     * Applies, in order, what the conversation has after its last seq here (see {@link #events}),
+     * then what arrived meanwhile.
      */
     private void catchUp(ConversationState c) {
         synchronized (c) {
@@ -153,14 +153,14 @@ public final class ClusterLink {
                 synchronized (c) {
                     from = c.lastSeq;
                 }
-                ClusterBus.History h = await(bus.history(c.id, from, PAGE));
+                List<Envelope> page = events(c.id, from, PAGE);
                 synchronized (c) {
-                    for (ClusterBus.Entry e : h.entries()) {
+                    for (Envelope e : page) {
                         if (e.seq() > c.lastSeq) {
-                            apply(c, e);
+                            emitter.acceptLocked(c, e);
                         }
                     }
-                    if (h.entries().size() < PAGE) {
+                    if (page.size() < PAGE) {
                         return;
                     }
                 }
@@ -205,6 +205,10 @@ public final class ClusterLink {
         List<Envelope> fromBus = new ArrayList<>(h.entries().size());
         for (ClusterBus.Entry e : h.entries()) {
             fromBus.add(ClusterPayload.decode(conversationId, e.seq(), e.payload()));
+        }
+        if (h.topSeq() == 0) {
+            // The bus holds nothing of the conversation (it lost it, or it expired): the store has it all.
+            return store.events(conversationId, afterSeq, limit);
         }
         if (h.continues(afterSeq)) {
             return fromBus;
@@ -314,6 +318,9 @@ public final class ClusterLink {
                 run == null ? "it writes no more there" : "its run " + run.request.runId() + " stops here");
         if (run != null) {
             run.abandon();
+            // Whoever took the lease over failed the run; if nobody did (the bus lost its leases), this node does.
+            timer.schedule(() -> workers.execute(() -> takeOver(c.id, "its writer lost the lease")),
+                    bus.leaseTtl().toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
