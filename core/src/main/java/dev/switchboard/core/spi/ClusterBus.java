@@ -1,0 +1,149 @@
+package dev.switchboard.core.spi;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * The live path between the nodes of a cluster: what one node emits into a conversation, every
+ * node with that conversation's subscribers receives, and a bounded recent history of it is kept
+ * for a node that joins or resumes late. A conversation is written by one node at a time, the
+ * holder of its write lease: that node gives the seqs (so they stay the conversation's own, plain
+ * integers, in every dialect) and the bus refuses what anyone else publishes.
+ *
+ * <p>The hub encodes what it publishes; the bus keeps and delivers the bytes as given. Every future
+ * completes on the bus's own I/O threads: what follows it must not block. Calls made in order by
+ * one thread reach the bus in that order (a release after publishes takes effect after them).
+ */
+public interface ClusterBus {
+
+    /** This node's name, unique in the cluster. */
+    String nodeId();
+
+    /** How long a write lease holds without renewal; holders renew it at a third of this. */
+    Duration leaseTtl();
+
+    /**
+     * Makes this node the writer of the conversation, unless another node is: then empty. The lease
+     * says where the conversation's seqs stand ({@link Lease#topSeq()}) and whether its last writer
+     * let go cleanly, so that the next seq may follow at once ({@link Lease#clean()}).
+     */
+    CompletableFuture<Optional<Lease>> acquire(String conversationId);
+
+    /** Extends the lease by {@link #leaseTtl()}; false when it was lost (it expired, or was claimed). */
+    CompletableFuture<Boolean> renew(Lease lease);
+
+    /**
+     * Ends the lease after every publish sent before it, and records the conversation's top seq as a
+     * clean point to continue from; false when it no longer held.
+     */
+    CompletableFuture<Boolean> release(Lease lease);
+
+    /** The node that holds the conversation's lease, if one does. */
+    CompletableFuture<Optional<String>> holder(String conversationId);
+
+    /**
+     * Up to {@code limit} leases that ended without renewal or release (their node died or lost the
+     * bus); each is answered to one caller in the cluster only.
+     */
+    CompletableFuture<List<Lease>> claimExpired(int limit);
+
+    /**
+     * Appends event {@code seq} to the conversation's history and delivers it to every node that
+     * subscribed. Refused, and not kept, unless {@code lease} still holds the conversation and
+     * {@code seq} is above every seq published so far.
+     */
+    CompletableFuture<Published> publish(Lease lease, long seq, byte[] payload);
+
+    /** At most {@code limit} entries of the conversation's history after {@code afterSeq}, oldest first. */
+    CompletableFuture<History> history(String conversationId, long afterSeq, int limit);
+
+    /**
+     * Delivers every entry published to the conversation from now on to {@code listener}, in seq
+     * order, on an I/O thread; it must not block. Completes once the subscription holds, so a
+     * history read after it misses nothing in between. An entry lost while the bus reconnected shows
+     * as a gap: its successor's {@link Entry#prevSeq()} is not the last seq the listener saw.
+     */
+    CompletableFuture<Void> subscribe(String conversationId, Consumer<Entry> listener);
+
+    /** Stops delivering to {@code listener}. */
+    CompletableFuture<Void> unsubscribe(String conversationId, Consumer<Entry> listener);
+
+    /** Delivers every message {@link #send sent} to this node to {@code listener}; call once. */
+    CompletableFuture<Void> listen(Consumer<byte[]> listener);
+
+    /** Sends {@code message} to the node named {@code nodeId}; nobody gets it if that node is gone. */
+    CompletableFuture<Void> send(String nodeId, byte[] message);
+
+    /** True for the first caller in the cluster to claim {@code key} within {@code ttl}. */
+    CompletableFuture<Boolean> claimOnce(String key, Duration ttl);
+
+    /**
+     * Counts one more under {@code key} across the cluster in a fixed window of {@code window} that
+     * starts with the window's first count; answers the count so far, this one included.
+     */
+    CompletableFuture<Long> count(String key, Duration window);
+
+    /** Null when the bus answers within {@code timeout}, else what is wrong; never fails. */
+    CompletableFuture<String> problem(Duration timeout);
+
+    /** Closes the bus's connections. */
+    CompletableFuture<Void> close();
+
+    /**
+     * The write lease of one conversation, held by one node.
+     *
+     * @param conversationId the conversation written
+     * @param nodeId         the node that holds it
+     * @param token          the proof of holding, unique to this acquisition
+     * @param topSeq         the last seq published to the conversation when it was acquired (0: none,
+     *                       or the bus lost it)
+     * @param clean          whether the last writer released its lease at {@code topSeq}: the next seq
+     *                       may follow it at once. Otherwise a writer may have shown seqs the bus never
+     *                       got, and the next seq must come after every seq reserved in the store.
+     */
+    record Lease(String conversationId, String nodeId, String token, long topSeq, boolean clean) {
+    }
+
+    /**
+     * One published event.
+     *
+     * @param seq     its seq
+     * @param prevSeq the seq published before it (0: none); a reader that last saw another seq missed some
+     * @param payload the bytes published
+     */
+    record Entry(long seq, long prevSeq, byte[] payload) {
+    }
+
+    /**
+     * What the bus still holds of a conversation after a cursor.
+     *
+     * @param topSeq  the last seq published (0: none, or the bus lost its history)
+     * @param entries oldest first
+     */
+    record History(long topSeq, List<Entry> entries) {
+        public History {
+            entries = List.copyOf(entries);
+        }
+
+        /**
+         * Whether the entries continue {@code afterSeq} with nothing missing before the first of them
+         * (and, with none, whether nothing was published after it).
+         */
+        public boolean continues(long afterSeq) {
+            return entries.isEmpty() ? topSeq <= afterSeq : entries.get(0).prevSeq() == afterSeq;
+        }
+    }
+
+    /** Whether a publish was kept. */
+    enum Published {
+        /** Kept and delivered. */
+        PUBLISHED,
+        /** The lease no longer holds: another node writes the conversation now. */
+        LEASE_LOST,
+        /** The seq is not above the last one published. */
+        STALE
+    }
+}
