@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
-/** The options the Redis cluster layer reads, declared as a plugin declares its own. */
+/** The options the Redis cluster bus reads, declared as a plugin declares its own. */
 public final class RedisClusterOptions {
     static final String URL_FORM = "redis://HOST:PORT[/db]";
 
@@ -19,18 +19,20 @@ public final class RedisClusterOptions {
                     "Redis of the cluster's live path, " + URL_FORM + " (rediss:// for TLS); empty: this node runs alone")
             .checkedBy(RedisClusterOptions::urlProblem);
     public static final OptionSpec NODE_ID = OptionSpec.text("node-id", "",
-                    "this node's name in run leases and logs, unique in the cluster; empty: host name and process id")
+                    "this node's name in write leases, node messages and logs, unique in the cluster; "
+                            + "empty: host name and process id")
             .checkedBy(v -> v.length() <= 100 && v.chars().noneMatch(Character::isWhitespace) ? null
                     : "is '" + v + "' but must be at most 100 characters without spaces");
     public static final OptionSpec LEASE_MS = OptionSpec.integer("cluster-lease-ms",
-            (int) RedisBrokerConfig.DEFAULT_LEASE_TTL.toMillis(), 1_000, 600_000,
-            "how long a run stays owned by its node without renewal before another node fails it, in milliseconds");
+            (int) RedisClusterConfig.DEFAULT_LEASE_TTL.toMillis(), 1_000, 600_000,
+            "how long a node stays the writer of a conversation without renewal before another node may take "
+                    + "over, in milliseconds");
     public static final OptionSpec STREAM_MAX = OptionSpec.integer("cluster-stream-max",
-            RedisBrokerConfig.DEFAULT_STREAM_MAX, 1, 10_000_000,
+            RedisClusterConfig.DEFAULT_STREAM_MAX, 1, 10_000_000,
             "events per conversation kept in Redis for resuming on any node; older ones are read from the store");
     public static final OptionSpec HISTORY_SECONDS = OptionSpec.integer("cluster-history-seconds",
-            (int) RedisBrokerConfig.DEFAULT_HISTORY_TTL.toSeconds(), 1, 30 * 24 * 3600,
-            "how long a conversation's events and epoch stay in Redis after its last event, in seconds");
+            (int) RedisClusterConfig.DEFAULT_HISTORY_TTL.toSeconds(), 1, 30 * 24 * 3600,
+            "how long a conversation's recent events and top seq stay in Redis after its last event, in seconds");
 
     private RedisClusterOptions() {
     }
@@ -39,12 +41,12 @@ public final class RedisClusterOptions {
         return List.of(URL, NODE_ID, LEASE_MS, STREAM_MAX, HISTORY_SECONDS);
     }
 
-    /** The broker's configuration from checked settings; empty when no Redis is configured. */
-    public static Optional<RedisBrokerConfig> config(Settings settings) {
-        return settings.get(URL.name()).map(url -> new RedisBrokerConfig(url,
-                settings.get(NODE_ID.name()).orElseGet(RedisClusterOptions::defaultNodeId),
+    /** The bus's configuration from checked settings; empty when no Redis is configured. */
+    public static Optional<RedisClusterConfig> config(Settings settings) {
+        return settings.get(URL.name()).filter(url -> !url.isBlank()).map(url -> new RedisClusterConfig(url,
+                settings.get(NODE_ID.name()).filter(id -> !id.isBlank()).orElseGet(RedisClusterOptions::defaultNodeId),
                 Duration.ofMillis(integer(settings, LEASE_MS)), integer(settings, STREAM_MAX),
-                Duration.ofSeconds(integer(settings, HISTORY_SECONDS)), RedisBrokerConfig.DEFAULT_COMMAND_TIMEOUT));
+                Duration.ofSeconds(integer(settings, HISTORY_SECONDS)), RedisClusterConfig.DEFAULT_COMMAND_TIMEOUT));
     }
 
     private static int integer(Settings settings, OptionSpec option) {

@@ -2,17 +2,18 @@ package dev.switchboard.cluster.redis;
 
 /**
  * The key layout. A conversation's keys share the hash tag {@code {conversationId}}, so Redis
- * Cluster keeps them in one slot and one script may touch them all; the lease index and the
- * counters are keys of their own.
+ * Cluster keeps them in one slot and one script may touch them all; the lease index, the counters,
+ * the once-keys and the node channels are keys of their own.
  */
 final class RedisKeys {
     static final String PREFIX = "sb:";
-    /** Sorted set of {@link RedisLease#indexMember()}s scored by when each lease ends unless renewed. */
+    /** Sorted set of {@link #leaseIndexMember}s scored by when each lease ends unless renewed. */
     static final String LEASE_INDEX = PREFIX + "leases";
 
     private RedisKeys() {
     }
 
+    /** Hash of the conversation's top seq ({@code seq}) and where its last writer let go ({@code released}). */
     static String meta(String conversationId) {
         return tagged(conversationId) + "}:meta";
     }
@@ -33,9 +34,28 @@ final class RedisKeys {
         return PREFIX + "count:" + key;
     }
 
-    /** The meta hash, the stream and the run lease: the keys of the publish script. */
+    static String once(String key) {
+        return PREFIX + "once:" + key;
+    }
+
+    /** The pub/sub channel of the messages sent to one node. */
+    static String node(String nodeId) {
+        return PREFIX + "node:" + nodeId;
+    }
+
+    /** The meta hash, the stream and the write lease: the keys of the publish script. */
     static String[] conversation(String conversationId) {
         return new String[] {meta(conversationId), stream(conversationId), lease(conversationId)};
+    }
+
+    /** The write lease and the meta hash: the keys of the lease scripts. */
+    static String[] leaseAndMeta(String conversationId) {
+        return new String[] {lease(conversationId), meta(conversationId)};
+    }
+
+    /** How a lease stands in the lease index: its token, a newline, its conversation. */
+    static String leaseIndexMember(String conversationId, String token) {
+        return token + "\n" + conversationId;
     }
 
     private static String tagged(String conversationId) {

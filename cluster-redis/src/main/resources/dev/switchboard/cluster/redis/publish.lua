@@ -1,23 +1,27 @@
--- Appends one event to a conversation in one step: checks the run lease and the epoch, takes the
--- next seq, adds the entry to the bounded stream under that seq, refreshes the TTLs, publishes it.
--- KEYS[1] meta hash {epoch, seq}, KEYS[2] stream, KEYS[3] run lease
--- ARGV[1] expected epoch ('' takes any), ARGV[2] lease token ('' checks none), ARGV[3] payload,
--- ARGV[4] stream MAXLEN, ARGV[5] TTL in seconds, ARGV[6] live channel
--- Returns {0, seq, epoch} published, {1} lease lost, {2, epoch} epoch changed, {3} not open.
--- Seqs stay below 10^14: Lua numbers print as integers up to there.
-if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[2] then
-  return {1}
+-- Appends one event to a conversation in one step: checks the write lease and that the seq rises,
+-- adds the entry, with the seq before it, to the bounded stream under its seq, records the top seq,
+-- refreshes the TTLs and publishes the entry live.
+-- KEYS[1] meta hash, KEYS[2] stream, KEYS[3] write lease
+-- ARGV[1] lease token, ARGV[2] seq (at least 1), ARGV[3] payload, ARGV[4] stream MAXLEN,
+-- ARGV[5] TTL in seconds, ARGV[6] live channel
+-- Returns 0 published, 1 lease lost, 2 stale (the seq is not above the top).
+-- Seqs are stored and sent as the decimal text given. Lua compares them as doubles, exact up to 2^53
+-- and never taking a lower seq for a higher one above that.
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  return 1
 end
-local epoch = redis.call('HGET', KEYS[1], 'epoch')
-if not epoch then
-  return {3}
+local prev = redis.call('HGET', KEYS[1], 'seq')
+if not prev then
+  -- A stream without its meta hash is what is left of a lost top; its ids could refuse the seq.
+  prev = '0'
+  redis.call('DEL', KEYS[2])
 end
-if ARGV[1] ~= '' and ARGV[1] ~= epoch then
-  return {2, epoch}
+if tonumber(ARGV[2]) <= tonumber(prev) then
+  return 2
 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], seq .. '-0', 'd', ARGV[3])
+redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], ARGV[2] .. '-0', 'p', prev, 'd', ARGV[3])
+redis.call('HSET', KEYS[1], 'seq', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
-redis.call('PUBLISH', ARGV[6], seq .. ':' .. epoch .. ':' .. ARGV[3])
-return {0, seq, epoch}
+redis.call('PUBLISH', ARGV[6], ARGV[2] .. ':' .. prev .. ':' .. ARGV[3])
+return 0

@@ -33,13 +33,28 @@ class RedisClusterOptionsTest {
     }
 
     @Test
-    void theBrokersConfigComesFromTheSettingsWithTheDeclaredDefaults() {
+    void theBusConfigComesFromTheSettingsWithTheDeclaredDefaults() {
         Map<String, String> given = Map.of("cluster-redis-url", "redis://cache:6379/1", "node-id", "gw-1");
-        RedisBrokerConfig config = RedisClusterOptions.config(key -> Optional.ofNullable(given.get(key)))
+        RedisClusterConfig config = RedisClusterOptions.config(key -> Optional.ofNullable(given.get(key)))
                 .orElseThrow();
 
-        assertThat(config).isEqualTo(new RedisBrokerConfig("redis://cache:6379/1", "gw-1", Duration.ofMillis(15_000),
-                10_000, Duration.ofHours(1), RedisBrokerConfig.DEFAULT_COMMAND_TIMEOUT));
+        assertThat(config).isEqualTo(new RedisClusterConfig("redis://cache:6379/1", "gw-1", Duration.ofMillis(15_000),
+                10_000, Duration.ofHours(1), RedisClusterConfig.DEFAULT_COMMAND_TIMEOUT));
+        assertThat(config.address()).isEqualTo("cache:6379");
         assertThat(RedisClusterOptions.config(key -> Optional.empty())).isEmpty();
+    }
+
+    @Test
+    void givenOptionsOverrideTheDefaultsAndAnEmptyNodeIdMeansHostAndPid() {
+        Map<String, String> given = Map.of("cluster-redis-url", "redis://:secret@cache:6379", "node-id", "",
+                "cluster-lease-ms", "3000", "cluster-stream-max", "50", "cluster-history-seconds", "60");
+        RedisClusterConfig config = RedisClusterOptions.config(key -> Optional.ofNullable(given.get(key)))
+                .orElseThrow();
+
+        assertThat(config.nodeId()).isEqualTo(RedisClusterOptions.defaultNodeId());
+        assertThat(config.leaseTtl()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(config.streamMax()).isEqualTo(50);
+        assertThat(config.historyTtl()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(config.address()).isEqualTo("cache:6379");
     }
 }

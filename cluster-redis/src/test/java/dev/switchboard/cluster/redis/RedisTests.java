@@ -1,5 +1,6 @@
 package dev.switchboard.cluster.redis;
 
+import dev.switchboard.core.spi.ClusterBus;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -13,7 +14,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** What the broker's tests share: waiting on futures, fresh ids, and a plain connection to look with. */
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What the bus's tests share: waiting on futures, fresh ids, and a plain connection to look with. */
 final class RedisTests {
     private RedisTests() {
     }
@@ -28,12 +31,12 @@ final class RedisTests {
         }
     }
 
-    static RedisBroker connect(RedisBrokerConfig config) {
-        return get(RedisBroker.connect(config));
+    static RedisClusterBus connect(RedisClusterConfig config) {
+        return get(RedisClusterBus.connect(config));
     }
 
-    static RedisBroker connect(String url) {
-        return connect(RedisBrokerConfig.of(url, "test-node"));
+    static RedisClusterBus connect(String url, String nodeId) {
+        return connect(RedisClusterConfig.of(url, nodeId));
     }
 
     static String conversation() {
@@ -48,10 +51,27 @@ final class RedisTests {
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    static List<Long> seqs(List<RedisEntry> entries) {
+    static List<Long> seqs(List<ClusterBus.Entry> entries) {
         List<Long> seqs = new ArrayList<>();
         entries.forEach(e -> seqs.add(e.seq()));
         return seqs;
+    }
+
+    /** Waits until {@code list} holds {@code size} items, at most 10 s, and checks that it holds no more. */
+    static void awaitSize(List<?> list, int size) {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (list.size() < size && System.currentTimeMillis() < deadline) {
+            sleep(5);
+        }
+        assertThat(list).hasSize(size);
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
     }
 
     /** A plain connection, to look at keys as Redis holds them; closed with the client. */

@@ -1,5 +1,8 @@
 package dev.switchboard.cluster.redis;
 
+import dev.switchboard.core.spi.ClusterBus.Entry;
+import dev.switchboard.core.spi.ClusterBus.Lease;
+import dev.switchboard.core.spi.ClusterBus.Published;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -20,14 +23,15 @@ import static dev.switchboard.cluster.redis.RedisTests.get;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Publishes per second through one broker (one pipelined connection), with every publish stored in
- * its conversation's stream, and the CPU it costs the client and Redis. By hand only:
+ * Publishes per second through one bus (one pipelined connection), each under its conversation's
+ * write lease with the next seq and stored in its conversation's stream, and the CPU it costs the
+ * client and Redis. Prints figures, asserts only that every publish was kept. By hand only:
  * {@code ./mvnw -B -ntp -q -pl cluster-redis -am verify -Dnpm.skip=true -Dredis.bench=true
- * -Dtest=RedisBrokerThroughputTest -Dsurefire.failIfNoSpecifiedTests=false} (optional
+ * -Dtest=RedisClusterBusThroughputTest -Dsurefire.failIfNoSpecifiedTests=false} (optional
  * {@code -Dredis.bench.seconds=10 -Dredis.bench.payload=200 -Dredis.bench.inflight=1000}).
  */
 @EnabledIfSystemProperty(named = "redis.bench", matches = "true")
-class RedisBrokerThroughputTest {
+class RedisClusterBusThroughputTest {
     @RegisterExtension
     static final RedisServerExtension server = new RedisServerExtension();
 
@@ -47,8 +51,8 @@ class RedisBrokerThroughputTest {
         System.out.println("Redis " + server.version() + ", " + PAYLOAD.length + "-byte payloads, at most "
                 + IN_FLIGHT + " publishes in flight, " + RUN.toSeconds() + " s a case, "
                 + Runtime.getRuntime().availableProcessors() + " cores");
-        RedisBroker publisher = RedisTests.connect(server.url());
-        RedisBroker subscriber = RedisTests.connect(server.url());
+        RedisClusterBus publisher = RedisTests.connect(server.url(), "publisher");
+        RedisClusterBus subscriber = RedisTests.connect(server.url(), "subscriber");
         try {
             run("warm-up", publisher, conversations(publisher, 1), null);
             run("1 conversation", publisher, conversations(publisher, 1), null);
@@ -61,21 +65,23 @@ class RedisBrokerThroughputTest {
         }
     }
 
-    private static List<String> conversations(RedisBroker broker, int n) {
-        List<String> ids = Stream.generate(RedisTests::conversation).limit(n).toList();
-        ids.forEach(id -> get(broker.open(id, 0)));
-        return ids;
+    /** {@code n} new conversations, each with {@code bus} as its writer. */
+    private static List<Lease> conversations(RedisClusterBus bus, int n) {
+        return Stream.generate(RedisTests::conversation).limit(n)
+                .map(id -> get(bus.acquire(id)).orElseThrow())
+                .toList();
     }
 
-    private static void run(String name, RedisBroker broker, List<String> conversations, RedisBroker subscriber)
+    private static void run(String name, RedisClusterBus bus, List<Lease> conversations, RedisClusterBus subscriber)
             throws Exception {
         AtomicLong delivered = new AtomicLong();
-        Consumer<RedisLiveMessage> count = m -> delivered.incrementAndGet();
+        Consumer<Entry> count = e -> delivered.incrementAndGet();
         if (subscriber != null) {
-            for (String id : conversations) {
-                get(subscriber.subscribe(id, count));
+            for (Lease lease : conversations) {
+                get(subscriber.subscribe(lease.conversationId(), count));
             }
         }
+        long[] seqs = new long[conversations.size()];
         Semaphore window = new Semaphore(IN_FLIGHT);
         AtomicLong published = new AtomicLong();
         AtomicLong failed = new AtomicLong();
@@ -85,9 +91,10 @@ class RedisBrokerThroughputTest {
         long end = start + RUN.toNanos();
         for (int i = 0; System.nanoTime() < end; i++) {
             window.acquire();
-            broker.publish(conversations.get(i % conversations.size()), null, null, PAYLOAD)
+            int c = i % conversations.size();
+            bus.publish(conversations.get(c), ++seqs[c], PAYLOAD)
                     .whenComplete((r, e) -> {
-                        if (e == null && r.published()) {
+                        if (e == null && r == Published.PUBLISHED) {
                             published.incrementAndGet();
                         } else {
                             failed.incrementAndGet();
@@ -104,8 +111,8 @@ class RedisBrokerThroughputTest {
             while (delivered.get() < published.get() && System.currentTimeMillis() < deadline) {
                 Thread.sleep(10);
             }
-            for (String id : conversations) {
-                get(subscriber.unsubscribe(id, count));
+            for (Lease lease : conversations) {
+                get(subscriber.unsubscribe(lease.conversationId(), count));
             }
         }
         System.out.printf("%-55s %,9.0f publishes/s  client CPU %5.1f µs/publish (%3.0f%% of a core)"
