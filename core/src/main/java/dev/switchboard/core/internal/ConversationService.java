@@ -48,6 +48,10 @@ public final class ConversationService implements Conversations {
             lanes.computeIfAbsent(from, k -> new SerialExecutor(workers)).execute(() -> {
                 try {
                     handle(command, from);
+                } catch (ClusterLink.ClusterUnavailable e) {
+                    log.warn("command {} failed: {}", command.getClass().getSimpleName(), e.getMessage());
+                    from.reject(GatewayError.of(ErrorCode.UNAVAILABLE,
+                            "the gateway cluster cannot be reached; try again shortly"));
                 } catch (RuntimeException e) {
                     log.error("command {} failed", command.getClass().getSimpleName(), e);
                     from.reject(GatewayError.of(ErrorCode.INTERNAL, "the gateway could not handle the request"));

@@ -1,0 +1,320 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.switchboard.cluster.redis.RedisServerExtension;
+import dev.switchboard.core.Json;
+import dev.switchboard.store.postgres.PostgresServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Predicate;
+
+import static dev.switchboard.server.AguiHttp.input;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Three gateway nodes, each its own JVM, on one PostgreSQL database and one Redis, as they run
+ * behind a load balancer: clients of any dialect on any node share a conversation's events in one
+ * order, a run on one node streams to the others, a cursor from one node resumes on another, an
+ * approval is answered from a node that does not run it, one run per conversation holds across the
+ * cluster, and a node killed with SIGKILL mid-run has its run failed by another node.
+ */
+class ClusterTest {
+    @RegisterExtension
+    static final PostgresServer postgres = new PostgresServer();
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    /** Short leases, so that a killed node's run is failed within seconds. */
+    private static final String LEASE_MS = "3000";
+    /** A short stream in Redis, so that a slow run's first events are only in PostgreSQL by its end. */
+    private static final String STREAM_MAX = "30";
+    /** How often a node checks its store and Redis for {@code /healthz}. */
+    private static final Duration HEALTH_CHECK_EVERY = Duration.ofSeconds(5);
+
+    @TempDir
+    static Path dir;
+
+    private static String storeUrl;
+    private static ChildGateway a;
+    private static ChildGateway b;
+    private static ChildGateway c;
+
+    @BeforeAll
+    static void startNodes() throws Exception {
+        storeUrl = postgres.newDatabase();
+        a = node("a");
+        b = node("b");
+        c = node("c");
+    }
+
+    @AfterAll
+    static void stopNodes() throws InterruptedException {
+        for (ChildGateway n : new ChildGateway[] {a, b, c}) {
+            if (n != null) {
+                n.kill();
+            }
+        }
+    }
+
+    private static ChildGateway node(String name) throws IOException, InterruptedException {
+        return ChildGateway.start(dir.resolve("data-" + name), ChildGateway.freePort(), dir.resolve(name + ".log"),
+                List.of(), "--store-url", storeUrl, "--cluster-redis-url", redis.url(), "--node-id", name,
+                "--cluster-lease-ms", LEASE_MS, "--cluster-stream-max", STREAM_MAX, "--demo-delay-ms", "5");
+    }
+
+    private static String session() {
+        return "cl-" + UUID.randomUUID();
+    }
+
+    private static List<Long> haiSeqs(List<JsonNode> frames) {
+        return frames.stream().filter(f -> f.has("seq")).map(f -> f.path("seq").asLong()).toList();
+    }
+
+    private static List<Long> aguiSeqs(List<JsonNode> frames) {
+        return frames.stream().filter(f -> f.path("metadata").has("seq"))
+                .map(f -> f.path("metadata").path("seq").asLong()).toList();
+    }
+
+    private static Predicate<JsonNode> type(String type) {
+        return f -> f.path("type").asText().equals(type);
+    }
+
+    /** HAI frame types, with the status of those that have one ({@code tool_call:started}). */
+    private static List<String> haiTypes(List<JsonNode> frames) {
+        return frames.stream().map(f -> f.path("type").asText() + (f.has("status") ? ":" + f.path("status").asText() : ""))
+                .toList();
+    }
+
+    @Test
+    void aRunStartedOnOneNodeStreamsToAnotherInTheSameOrderInEveryDialect() {
+        String s = session();
+        try (WsClient hai = WsClient.connect(a.port, "/ws")) {
+            hai.ask(s, "hello").untilCompleted();
+            try (WsClient haiOnB = WsClient.connect(b.port, "/hai/ws?session_id=" + s);
+                 WsClient agui = WsClient.connect(b.port, "/agui/ws?threadId=" + s)) {
+                List<JsonNode> onB = agui.send(input(s, "what are the rules for food storage?").toString())
+                        .until(type("RUN_FINISHED"));
+                List<JsonNode> onA = hai.untilCompleted();
+                List<Long> aguiSeqs = aguiSeqs(onB);
+                assertThat(aguiSeqs).as("node b shows the run it runs, in order").isNotEmpty().isSorted()
+                        .doesNotHaveDuplicates();
+                assertThat(haiSeqs(onA)).as("node a shows the run node b runs, as a HAI client on node b sees it")
+                        .isEqualTo(haiSeqs(haiOnB.untilCompleted()))
+                        .isSubsetOf(aguiSeqs).isSorted();
+                assertThat(haiSeqs(onA).get(haiSeqs(onA).size() - 1)).as("the run's last event")
+                        .isEqualTo(aguiSeqs.get(aguiSeqs.size() - 1));
+                assertThat(onA.stream().filter(type("assistant_message_chunk")).count()).isPositive();
+            }
+        }
+    }
+
+    @Test
+    void aCursorFromOneNodeResumesOnAnotherWithEveryLaterEventOnceInOrder() {
+        String s = session();
+        long cursor;
+        List<Long> seenBefore;
+        try (WsClient first = WsClient.connect(a.port, "/ws")) {
+            List<JsonNode> some = first.ask(s, "a slow answer please").until(type("assistant_message_chunk"));
+            some.addAll(first.until(type("assistant_message_chunk")));
+            seenBefore = haiSeqs(some);
+            cursor = seenBefore.get(seenBefore.size() - 1);
+        }
+        try (WsClient back = WsClient.connect(c.port, "/hai/ws?session_id=" + s + "&last_seq=" + cursor)) {
+            List<JsonNode> rest = back.untilCompleted();
+            List<Long> seqs = haiSeqs(rest);
+            assertThat(seqs.get(0)).as("the event after the cursor comes first").isEqualTo(cursor + 1);
+            assertThat(seqs).as("once each, in order").isSorted().doesNotHaveDuplicates();
+            for (int i = 1; i < seqs.size(); i++) {
+                assertThat(seqs.get(i)).as("no gap").isEqualTo(seqs.get(i - 1) + 1);
+            }
+        }
+    }
+
+    @Test
+    void anApprovalOfARunOnBIsAnsweredOnceFromCOverHai() {
+        String s = session();
+        try (WsClient hai = WsClient.connect(c.port, "/ws")) {
+            hai.ask(s, "hello").untilCompleted();
+            try (WsClient agui = WsClient.connect(b.port, "/agui/ws?threadId=" + s, "ag-ui")) {
+                agui.send(input(s, "generate the report").toString());
+                JsonNode request = hai.until(type("tool_approval_request")).stream().reduce((x, y) -> y).orElseThrow();
+                assertThat(request.path("tool_name").asText()).isEqualTo("generate_inspection_report");
+                ObjectNode answer = Json.object().put("type", "tool_approval_response")
+                        .put("approval_id", request.path("approval_id").asText()).put("approved", true)
+                        .put("feedback", "approved on node c");
+                hai.send(answer.toString());
+                List<JsonNode> rest = hai.untilCompleted();
+                assertThat(haiTypes(rest)).as("node b ran the tool once node c's decision reached it")
+                        .containsSubsequence("tool_call:started", "tool_call:completed");
+                List<JsonNode> onB = agui.until(type("RUN_FINISHED"));
+                assertThat(onB.stream().map(f -> f.path("type").asText())).contains("TOOL_CALL_RESULT");
+                JsonNode again = hai.send(answer.put("approved", false).toString()).until(type("error")).get(0);
+                assertThat(again.path("message").asText()).as(again.toString()).contains("already decided");
+            }
+        }
+    }
+
+    @Test
+    void anApprovalOfARunOnBIsAnsweredByTheAguiResumeOnA() throws Exception {
+        String thread = session();
+        List<JsonNode> first = AguiHttp.run(b.port, input(thread, "report"));
+        JsonNode end = first.get(first.size() - 1);
+        assertThat(end.path("outcome").path("type").asText()).as(end.toString()).isEqualTo("interrupt");
+        String interruptId = end.path("outcome").path("interrupts").get(0).path("id").asText();
+        ObjectNode resume = Json.object().put("threadId", thread).put("runId", UUID.randomUUID().toString());
+        resume.putArray("messages");
+        resume.putArray("resume").addObject().put("interruptId", interruptId).put("status", "resolved")
+                .putObject("payload").put("approved", true);
+        List<JsonNode> events = AguiHttp.run(a.port, resume);
+        assertThat(AguiHttp.types(events)).as("node b continued the run with node a's answer")
+                .contains("TOOL_CALL_RESULT");
+        assertThat(events.get(events.size() - 1).path("outcome").path("type").asText()).isEqualTo("success");
+    }
+
+    @Test
+    void anApprovalOfARunOnBIsAnsweredOnceThroughA2hOnC() throws Exception {
+        String s = session();
+        try (WsClient hai = WsClient.connect(b.port, "/ws")) {
+            String approvalId = hai.ask(s, "generate the report").until(type("tool_approval_request")).stream()
+                    .reduce((x, y) -> y).orElseThrow().path("approval_id").asText();
+            HttpResponse<String> decided = a2hRespond(c, approvalId, true);
+            assertThat(decided.statusCode()).as(decided.body()).isEqualTo(200);
+            List<JsonNode> rest = hai.untilCompleted();
+            assertThat(haiTypes(rest)).containsSubsequence("tool_call:started", "tool_call:completed");
+            HttpResponse<String> twice = a2hRespond(a, approvalId, false);
+            assertThat(twice.statusCode()).as(twice.body()).isEqualTo(409);
+        }
+    }
+
+    private static HttpResponse<String> a2hRespond(ChildGateway node, String approvalId, boolean approved)
+            throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port
+                                + "/humanlayer/v1/agent/function_calls/" + approvalId + "/respond"))
+                        .header("Content-Type", "application/json").timeout(Duration.ofSeconds(20))
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":" + approved + "}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void aCursorOlderThanTheRedisStreamIsServedFromPostgres() {
+        String s = session();
+        List<Long> all;
+        try (WsClient first = WsClient.connect(a.port, "/ws")) {
+            all = haiSeqs(first.ask(s, "a slow answer please").untilCompleted());
+        }
+        assertThat(all.size()).as("more events than the stream keeps").isGreaterThan(Integer.parseInt(STREAM_MAX));
+        long cursor = all.get(1);
+        try (WsClient back = WsClient.connect(b.port, "/hai/ws?session_id=" + s + "&last_seq=" + cursor)) {
+            List<Long> rest = haiSeqs(back.untilCompleted());
+            assertThat(rest).as("every event after the cursor, once, in order, the first ones from PostgreSQL")
+                    .isEqualTo(all.subList(2, all.size()));
+        }
+    }
+
+    @Test
+    void aRedisThatLostEverythingLeadsToAFullResyncNeverAGapOrAReusedSeq() throws Exception {
+        String s = session();
+        List<Long> before;
+        try (WsClient first = WsClient.connect(a.port, "/ws")) {
+            before = haiSeqs(first.ask(s, "hello").untilCompleted());
+        }
+        redis.restart();
+        // Past the nodes' next health check, which must find Redis again.
+        Thread.sleep(HEALTH_CHECK_EVERY.toMillis() + 500);
+        for (ChildGateway n : new ChildGateway[] {a, b, c}) {
+            awaitClusterHealthy(n);
+        }
+        long cursor = before.get(0);
+        try (WsClient back = WsClient.connect(b.port, "/hai/ws?session_id=" + s + "&last_seq=" + cursor)) {
+            assertThat(haiSeqs(back.untilCompleted())).as("the rest of the run, from PostgreSQL")
+                    .isEqualTo(before.subList(1, before.size()));
+            List<Long> next = haiSeqs(back.ask(s, "hello again").untilCompleted());
+            assertThat(next).isSorted().doesNotHaveDuplicates();
+            assertThat(next.get(0)).as("a new run never reuses a seq a client may hold")
+                    .isGreaterThan(before.get(before.size() - 1));
+        }
+    }
+
+    private static void awaitClusterHealthy(ChildGateway node) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            HttpResponse<String> res = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port
+                    + "/healthz")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            if (res.statusCode() == 200) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("node did not see Redis again: " + res.body());
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    @Test
+    void oneRunAtATimePerConversationAcrossTheCluster() {
+        String s = session();
+        try (WsClient hai = WsClient.connect(a.port, "/ws")) {
+            hai.ask(s, "a slow answer please").until(type("assistant_message_chunk"));
+            try (WsClient other = WsClient.connect(c.port, "/ws")) {
+                JsonNode refused = other.ask(s, "and another thing").until(type("error")).get(0);
+                assertThat(refused.path("error_code").asText()).as(refused.toString()).isEqualTo("run_in_progress");
+            }
+            hai.untilCompleted();
+        }
+    }
+
+    @Test
+    void aNodeKilledMidRunHasItsRunFailedElsewhereAndTheConversationGoesOn() throws Exception {
+        ChildGateway doomed = node("doomed");
+        String s = session();
+        try (WsClient watcher = WsClient.connect(a.port, "/ws")) {
+            watcher.ask(s, "hello").untilCompleted();
+            try (WsClient runner = WsClient.connect(doomed.port, "/ws")) {
+                runner.ask(s, "a slow answer please");
+                watcher.until(type("assistant_message_chunk"));
+                doomed.kill();
+            }
+            JsonNode failed = watcher.until(type("error")).stream().reduce((x, y) -> y).orElseThrow();
+            assertThat(failed.path("error_code").asText()).as(failed.toString()).isEqualTo("service_unavailable");
+            List<JsonNode> next = watcher.ask(s, "hello again").untilCompleted();
+            List<Long> seqs = haiSeqs(next);
+            assertThat(seqs).isSorted().doesNotHaveDuplicates();
+            assertThat(seqs.get(0)).as("after the failed run").isGreaterThan(failed.path("seq").asLong());
+        }
+    }
+
+    @Test
+    void healthSaysWhichNodeAnswersAndThatTheClusterServes() throws Exception {
+        HttpResponse<String> res = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + b.port + "/healthz"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(res.statusCode()).isEqualTo(200);
+        JsonNode health = Json.MAPPER.readTree(res.body());
+        assertThat(health.path("node").asText()).isEqualTo("b");
+        assertThat(health.path("cluster").asText()).isEqualTo("ok");
+        assertThat(health.path("store").asText()).isEqualTo("ok");
+    }
+
+    @Test
+    void aClusterOnTheDefaultSqliteStoreStopsStartUpSayingWhy() throws Exception {
+        ChildGateway.Exit exit = ChildGateway.run(Map.of(), "--port", "0", "--data-dir",
+                dir.resolve("sqlite").toString(), "--cluster-redis-url", redis.url());
+        assertThat(exit.code()).isEqualTo(2);
+        assertThat(exit.output()).contains("needs a store every node shares").contains("--store-url");
+    }
+}
