@@ -17,7 +17,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -93,6 +98,10 @@ class ClusterTest {
 
     private static Predicate<JsonNode> type(String type) {
         return f -> f.path("type").asText().equals(type);
+    }
+
+    private static boolean completed(JsonNode f) {
+        return f.path("type").asText().equals("status") && f.path("status").asText().equals("completed");
     }
 
     /** HAI frame types, with the status of those that have one ({@code tool_call:started}). */
@@ -285,17 +294,60 @@ class ClusterTest {
         String s = session();
         try (WsClient watcher = WsClient.connect(a.port, "/ws")) {
             watcher.ask(s, "hello").untilCompleted();
-            try (WsClient runner = WsClient.connect(doomed.port, "/ws")) {
-                runner.ask(s, "a slow answer please");
-                watcher.until(type("assistant_message_chunk"));
+            List<JsonNode> seen = new ArrayList<>();
+            // The table locked, the killed node cannot store what it shows: the node that takes over must.
+            try (Connection db = postgres.connect(storeUrl); WsClient runner = WsClient.connect(doomed.port, "/ws")) {
+                db.setAutoCommit(false);
+                db.createStatement().execute("LOCK TABLE events IN EXCLUSIVE MODE");
+                runner.ask(s, "generate the report");
+                seen.addAll(watcher.until(type("tool_approval_request")));
                 doomed.kill();
+                db.rollback();
             }
-            JsonNode failed = watcher.until(type("error")).stream().reduce((x, y) -> y).orElseThrow();
+            List<JsonNode> untilFailed = watcher.until(type("error"));
+            JsonNode failed = untilFailed.get(untilFailed.size() - 1);
             assertThat(failed.path("error_code").asText()).as(failed.toString()).isEqualTo("service_unavailable");
-            List<JsonNode> next = watcher.ask(s, "hello again").untilCompleted();
-            List<Long> seqs = haiSeqs(next);
-            assertThat(seqs).isSorted().doesNotHaveDuplicates();
-            assertThat(seqs.get(0)).as("after the failed run").isGreaterThan(failed.path("seq").asLong());
+            // HAI ends a failed run with its error, then a status that carries the failure's cursor.
+            JsonNode failedEnd = watcher.next();
+            assertThat(completed(failedEnd)).as(failedEnd.toString()).isTrue();
+            untilFailed.add(failedEnd);
+            long failedSeq = failedEnd.path("seq").asLong();
+            assertThat(haiSeqs(untilFailed)).as("the killed node's events, then the failure above them")
+                    .isSorted().doesNotHaveDuplicates().allMatch(seq -> seq > haiSeqs(seen).get(haiSeqs(seen).size() - 1));
+
+            assertThat(storedSeqs(s)).as("every event the watcher saw is stored, though its node died before it stored them")
+                    .containsAll(haiSeqs(seen));
+
+            // What the watcher saw is kept as it saw it: a client resuming from its first cursor gets it again.
+            long firstSeen = haiSeqs(seen).get(0);
+            try (WsClient replay = WsClient.connect(c.port, "/hai/ws?session_id=" + s + "&last_seq=" + (firstSeen - 1))) {
+                List<JsonNode> again = replay.until(type("error"));
+                assertThat(haiSeqs(again)).as("nothing seen is lost or renumbered")
+                        .startsWith(haiSeqs(seen).toArray(Long[]::new));
+            }
+
+            // The approval the killed node's run asked for is still pending: answered, the work goes on here.
+            String approvalId = seen.get(seen.size() - 1).path("approval_id").asText();
+            watcher.send(Json.object().put("type", "tool_approval_response").put("approval_id", approvalId)
+                    .put("approved", true).put("feedback", "after the node died").toString());
+            List<JsonNode> continued = watcher.untilCompleted();
+            assertThat(haiTypes(continued)).containsSubsequence("tool_call:started", "tool_call:completed");
+            assertThat(haiSeqs(continued)).isSorted().doesNotHaveDuplicates()
+                    .allMatch(seq -> seq > failedSeq);
+        }
+    }
+
+    private static List<Long> storedSeqs(String conversationId) throws SQLException {
+        try (Connection db = postgres.connect(storeUrl);
+             PreparedStatement q = db.prepareStatement("SELECT seq FROM events WHERE conversation_id = ? ORDER BY seq")) {
+            q.setString(1, conversationId);
+            List<Long> seqs = new ArrayList<>();
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    seqs.add(rs.getLong(1));
+                }
+            }
+            return seqs;
         }
     }
 

@@ -12,8 +12,10 @@ import dev.switchboard.core.Ids;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.Subscriber;
+import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -262,7 +264,13 @@ public final class ClusterLink {
                 throw e;
             }
             if (!lease.clean()) {
-                failAbandonedRun(c);
+                try {
+                    adopt(c);
+                    failAbandonedRun(c);
+                } catch (RuntimeException e) {
+                    // The lease is held all the same: the next writer that finds it unclean tries again.
+                    log.warn("could not settle what the last writer of conversation {} left: {}", c.id, e.toString());
+                }
             }
             return true;
         }
@@ -366,6 +374,43 @@ public final class ClusterLink {
             }
         } catch (RuntimeException e) {
             log.warn("could not take over conversation {} ({}): {}", conversationId, why, e.getMessage());
+        }
+    }
+
+    /**
+     * Stores what the conversation's last writer published and may not have stored before it
+     * stopped (events above the store's last one, with their messages and approval states), so
+     * that nothing a client saw is lost with the writer; holding the lease. A conversation the
+     * store does not know yet is left to the bus's history: its owner is not known here.
+     */
+    private void adopt(ConversationState c) {
+        synchronized (c) {
+            if (!c.persisted) {
+                return;
+            }
+        }
+        long after = store.lastEventSeq(c.id);
+        Map<String, ApprovalRecord> approvals = new java.util.HashMap<>();
+        int adopted = 0;
+        while (true) {
+            ClusterBus.History h = await(bus.history(c.id, after, PAGE));
+            if (h.entries().isEmpty()) {
+                break;
+            }
+            StoreBatch batch = new StoreBatch();
+            for (ClusterBus.Entry e : h.entries()) {
+                emitter.adoptInto(batch, ClusterPayload.decode(c.id, e.seq(), e.payload()), approvals);
+                after = e.seq();
+            }
+            store.write(batch);
+            adopted += h.entries().size();
+            if (h.entries().size() < PAGE) {
+                break;
+            }
+        }
+        if (adopted > 0) {
+            log.info("stored {} events of conversation {} that its last writer published and did not store",
+                    adopted, c.id);
         }
     }
 

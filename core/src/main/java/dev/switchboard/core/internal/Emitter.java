@@ -235,6 +235,33 @@ public final class Emitter {
         fanOutLocked(c, env);
     }
 
+    /**
+     * Adds to {@code batch} what storing an event another node emitted takes: the event, the history
+     * message it adds, the approval state it changes ({@code approvals} holds those of the batch so
+     * far, by id, and the store the older ones).
+     */
+    void adoptInto(StoreBatch batch, Envelope env, java.util.Map<String, ApprovalRecord> approvals) {
+        batch.addEvent(env, store.prepare(env));
+        StoreBatch.MessageRow row = messageOf(env);
+        if (row != null) {
+            batch.addMessage(row);
+        }
+        if (env.event() instanceof Event.ApprovalRequested a) {
+            ApprovalRecord asked = new ApprovalRecord(env.conversationId(), env.runId(), env.seq(), a,
+                    ApprovalRecord.Status.PENDING, null, null, null);
+            approvals.put(a.approvalId(), asked);
+            batch.putApproval(asked);
+        } else if (env.event() instanceof Event.ApprovalResolved r) {
+            ApprovalRecord asked = approvals.containsKey(r.approvalId()) ? approvals.get(r.approvalId())
+                    : store.approval(r.approvalId()).orElse(null);
+            if (asked != null && asked.status() == ApprovalRecord.Status.PENDING) {
+                ApprovalRecord decided = asked.decided(r.approved(), r.feedback(), r.decidedBy(), env.timestamp());
+                approvals.put(r.approvalId(), decided);
+                batch.putApproval(decided);
+            }
+        }
+    }
+
     /** Whether an event in the tail is one this node emitted and has not stored yet. */
     private static boolean stillUnstoredHere(ConversationState c, Envelope oldest) {
         return c.inFlight > 0 && oldest.seq() > c.storedSeq;
