@@ -180,6 +180,19 @@ public final class ClusterLink {
         }
     }
 
+    /**
+     * Brings the conversation here up to {@code seq} at least, when the cluster has it: a client
+     * that moves to this node with a cursor must not be shown what it saw again.
+     */
+    void reach(ConversationState c, long seq) {
+        synchronized (c) {
+            if (c.lastSeq >= seq) {
+                return;
+            }
+        }
+        catchUp(c);
+    }
+
     /** Applies one entry another node published; the caller holds the conversation's lock. */
     private void apply(ConversationState c, ClusterBus.Entry e) {
         Envelope env;

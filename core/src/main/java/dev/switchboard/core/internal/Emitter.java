@@ -38,7 +38,7 @@ public final class Emitter {
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
     static final long RESERVATION = 1 << 16;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
-    private static final int REMOTE_MESSAGES_KEPT = 1_000;
+    private static final int REMOTE_MESSAGES_KEPT = 200;
 
     private final ConversationStore store;
     private final StoreWriter writer;

@@ -64,6 +64,10 @@ public final class Replay {
      * is missed or seen twice.
      */
     public void subscribe(ConversationState c, Subscriber s, long afterSeq, boolean catchUp) {
+        if (cluster != null && afterSeq > 0) {
+            // A cursor another node gave may be ahead of what this node has applied yet.
+            cluster.reach(c, afterSeq);
+        }
         table.enter(s, c.id);
         long from;
         long lastSeq;
