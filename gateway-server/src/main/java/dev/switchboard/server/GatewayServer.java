@@ -143,6 +143,9 @@ public final class GatewayServer {
             serverChannel = bind();
             store = givenStore != null ? givenStore : openStore(config);
             bus = cluster == null ? null : connect(cluster, config);
+            if (bus != null) {
+                limits.joinCluster(bus);
+            }
             hub = ConversationHub.builder()
                     .store(store)
                     .runtime(runtime)

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.URI;
+import java.net.http.WebSocketHandshakeException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -22,6 +23,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,7 @@ import java.util.function.Predicate;
 
 import static dev.switchboard.server.AguiHttp.input;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * Three gateway nodes, each its own JVM, on one PostgreSQL database and one Redis, as they run
@@ -77,10 +80,13 @@ class ClusterTest {
         }
     }
 
-    private static ChildGateway node(String name) throws IOException, InterruptedException {
+    private static ChildGateway node(String name, String... more) throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(List.of("--store-url", storeUrl, "--cluster-redis-url", redis.url(),
+                "--node-id", name, "--cluster-lease-ms", LEASE_MS, "--cluster-stream-max", STREAM_MAX,
+                "--demo-delay-ms", "5"));
+        args.addAll(List.of(more));
         return ChildGateway.start(dir.resolve("data-" + name), ChildGateway.freePort(), dir.resolve(name + ".log"),
-                List.of(), "--store-url", storeUrl, "--cluster-redis-url", redis.url(), "--node-id", name,
-                "--cluster-lease-ms", LEASE_MS, "--cluster-stream-max", STREAM_MAX, "--demo-delay-ms", "5");
+                List.of(), args.toArray(String[]::new));
     }
 
     private static String session() {
@@ -348,6 +354,34 @@ class ClusterTest {
                 }
             }
             return seqs;
+        }
+    }
+
+    @Test
+    void aClientsConnectionLimitHoldsAcrossNodes() throws Exception {
+        ChildGateway one = node("limited-1", "--max-connections-per-client", "2", "--jwt-secret", AuthServerTest.SECRET);
+        ChildGateway two = node("limited-2", "--max-connections-per-client", "2", "--jwt-secret", AuthServerTest.SECRET);
+        // A client of its own: the other tests' connections, anonymous, count under their address.
+        String ws = "/ws?token=" + AuthServerTest.hs256("limited-" + UUID.randomUUID(), Instant.now().plusSeconds(600));
+        try (WsClient first = WsClient.connect(one.port, ws); WsClient second = WsClient.connect(two.port, ws)) {
+            for (ChildGateway n : List.of(one, two)) {
+                Throwable t = catchThrowable(() -> WsClient.connect(n.port, ws).close());
+                assertThat(t).as("a third connection, on either node").hasCauseInstanceOf(WebSocketHandshakeException.class);
+                assertThat(((WebSocketHandshakeException) t.getCause()).getResponse().statusCode()).isEqualTo(429);
+            }
+            second.close();
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (true) {
+                try (WsClient again = WsClient.connect(one.port, ws)) {
+                    break;
+                } catch (RuntimeException stillCounted) {
+                    assertThat(System.nanoTime()).as("the place closed on node 2 is free on node 1").isLessThan(deadline);
+                    Thread.sleep(50);
+                }
+            }
+        } finally {
+            one.kill();
+            two.kill();
         }
     }
 

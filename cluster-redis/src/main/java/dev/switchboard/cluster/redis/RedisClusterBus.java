@@ -67,8 +67,14 @@ public final class RedisClusterBus implements ClusterBus {
     private static final RedisScript LEASE_INDEX = RedisScript.named("lease-index");
     private static final RedisScript LEASE_CLAIM = RedisScript.named("lease-claim");
     private static final RedisScript COUNT_WINDOW = RedisScript.named("count-window");
+    private static final RedisScript PRESENCE = RedisScript.named("presence");
+    private static final RedisScript PLACE_TAKE = RedisScript.named("place-take");
+    private static final RedisScript PLACE_GIVE = RedisScript.named("place-give");
+    /** How long a key's places outlive their last taking. */
+    private static final Duration PLACES_TTL = Duration.ofDays(1);
     private static final List<RedisScript> SCRIPTS = List.of(PUBLISH, HISTORY, LEASE_ACQUIRE, LEASE_RENEW,
-            LEASE_RELEASE, LEASE_CHECK, LEASE_INDEX, LEASE_CLAIM, COUNT_WINDOW);
+            LEASE_RELEASE, LEASE_CHECK, LEASE_INDEX, LEASE_CLAIM, COUNT_WINDOW,
+            PRESENCE, PLACE_TAKE, PLACE_GIVE);
     private static final Published[] PUBLISH_ANSWERS = {Published.PUBLISHED, Published.LEASE_LOST, Published.STALE};
 
     private final RedisClusterConfig config;
@@ -85,6 +91,8 @@ public final class RedisClusterBus implements ClusterBus {
     /** The channels subscribed to, by name; changed only under {@link #liveLock}, read on the I/O thread. */
     private final Map<String, LiveChannel> live = new ConcurrentHashMap<>();
     private final Object liveLock = new Object();
+    /** The nodes whose presence had lapsed at the last renewal of this node's presence. */
+    private volatile List<byte[]> gone = List.of();
     private volatile Consumer<byte[]> nodeListener;
 
     private RedisClusterBus(RedisClusterConfig config, ClientResources resources, RedisClient client,
@@ -124,6 +132,7 @@ public final class RedisClusterBus implements ClusterBus {
         var pubSub = client.connectPubSubAsync(CODEC, uri).toCompletableFuture();
         return commands.thenCombine(pubSub, (c, p) -> new RedisClusterBus(config, resources, client, c, p))
                 .thenCompose(RedisClusterBus::loadScripts)
+                .thenCompose(RedisClusterBus::startPresence)
                 .whenComplete((bus, e) -> {
                     if (e != null) {
                         shutdown(client, resources);
@@ -138,6 +147,53 @@ public final class RedisClusterBus implements ClusterBus {
                         .map(s -> redis.scriptLoad(s.source).toCompletableFuture())
                         .toArray(CompletableFuture[]::new))
                 .thenApply(v -> this);
+    }
+
+    /**
+     * Renews this node's presence now and every third of the lease time from now on, and keeps the
+     * nodes whose presence lapsed for {@link #takePlace}: a node that has not renewed its presence
+     * for three lease times stopped, and holds no place any more.
+     */
+    private CompletableFuture<RedisClusterBus> startPresence() {
+        long every = Math.max(100, config.leaseTtl().toMillis() / 3);
+        resources.eventExecutorGroup().scheduleWithFixedDelay(() -> renewPresence().exceptionally(e -> {
+            log.debug("could not renew the presence of node {}: {}", config.nodeId(), oneLine(e));
+            return null;
+        }), every, every, TimeUnit.MILLISECONDS);
+        return renewPresence().thenApply(v -> this);
+    }
+
+    private CompletableFuture<Void> renewPresence() {
+        return PRESENCE.<List<Object>>run(redis, ScriptOutputType.MULTI, new String[] {RedisKeys.NODES},
+                        utf8(config.nodeId()), ascii(config.leaseTtl().toMillis() * 3))
+                .thenAccept(nodes -> {
+                    List<byte[]> names = new ArrayList<>(nodes.size());
+                    for (Object n : nodes) {
+                        names.add((byte[]) n);
+                    }
+                    gone = List.copyOf(names);
+                });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> takePlace(String key, int limit) {
+        List<byte[]> lapsed = gone;
+        byte[][] args = new byte[3 + lapsed.size()][];
+        args[0] = utf8(config.nodeId());
+        args[1] = ascii(limit);
+        args[2] = ascii(PLACES_TTL.toMillis());
+        for (int i = 0; i < lapsed.size(); i++) {
+            args[3 + i] = lapsed.get(i);
+        }
+        return PLACE_TAKE.<Long>run(redis, ScriptOutputType.INTEGER, new String[] {RedisKeys.places(key)}, args)
+                .thenApply(taken -> taken == 1);
+    }
+
+    @Override
+    public CompletableFuture<Void> givePlace(String key) {
+        return PLACE_GIVE.<Long>run(redis, ScriptOutputType.INTEGER, new String[] {RedisKeys.places(key)},
+                        utf8(config.nodeId()))
+                .thenApply(v -> null);
     }
 
     @Override

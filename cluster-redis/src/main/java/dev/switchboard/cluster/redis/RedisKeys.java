@@ -38,6 +38,14 @@ final class RedisKeys {
         return PREFIX + "once:" + key;
     }
 
+    /** Sorted set of the nodes present, scored by when each one's presence lapses unless renewed. */
+    static final String NODES = PREFIX + "nodes";
+
+    /** Hash of a key's places, each node's count of them; its own hash tag, so a script may touch it alone. */
+    static String places(String key) {
+        return PREFIX + "{places:" + key + "}";
+    }
+
     /** The pub/sub channel of the messages sent to one node. */
     static String node(String nodeId) {
         return PREFIX + "node:" + nodeId;

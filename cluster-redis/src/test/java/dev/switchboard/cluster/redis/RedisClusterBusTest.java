@@ -382,6 +382,37 @@ class RedisClusterBusTest {
     }
 
     @Test
+    void aKeysPlacesAreCountedOnEveryNodeAndGivenBack() {
+        String key = "client-" + conversation();
+        assertThat(get(one.takePlace(key, 3))).isTrue();
+        assertThat(get(one.takePlace(key, 3))).isTrue();
+        assertThat(get(two.takePlace(key, 3))).as("the third place, on another node").isTrue();
+        assertThat(get(two.takePlace(key, 3))).as("every place taken, on either node").isFalse();
+        assertThat(get(one.takePlace(key, 3))).isFalse();
+        get(one.givePlace(key));
+        assertThat(get(two.takePlace(key, 3))).as("a place given back on one node is free on another").isTrue();
+        assertThat(get(two.takePlace("other-" + key, 1))).as("keys count apart").isTrue();
+    }
+
+    @Test
+    void thePlacesOfANodeThatStoppedAreFreeOnceItsPresenceLapses() {
+        String key = "client-" + conversation();
+        RedisClusterBus doomed = RedisTests.connect(RedisClusterConfig.of(server.url(), "node-doomed")
+                .withLeaseTtl(FLEETING_TTL));
+        assertThat(get(doomed.takePlace(key, 2))).isTrue();
+        assertThat(get(doomed.takePlace(key, 2))).isTrue();
+        sleep(FLEETING_TTL.toMillis());
+        assertThat(get(fleeting.takePlace(key, 2))).as("the stopping node's places count while it is present")
+                .isFalse();
+        get(doomed.close());
+        // Presence lapses three lease times after the last renewal; the other node sees it at its next one.
+        sleep(FLEETING_TTL.toMillis() * 3 + LAPSE_MS);
+        assertThat(get(fleeting.takePlace(key, 2))).isTrue();
+        assertThat(get(fleeting.takePlace(key, 2))).isTrue();
+        assertThat(get(fleeting.takePlace(key, 2))).isFalse();
+    }
+
+    @Test
     void aReleaseTakesEffectAfterThePublishesSentBeforeIt() {
         String conversation = conversation();
         Lease lease = acquired(one, conversation);

@@ -86,6 +86,16 @@ public interface ClusterBus {
      */
     CompletableFuture<Long> count(String key, Duration window);
 
+    /**
+     * Takes, for this node, one of the {@code limit} places {@code key} has across the cluster (a
+     * client's open connections, say): false, and nothing taken, when every place is taken. The
+     * places of a node that stopped (its presence on the bus lapsed) are free again.
+     */
+    CompletableFuture<Boolean> takePlace(String key, int limit);
+
+    /** Gives back one place of {@code key} this node took. */
+    CompletableFuture<Void> givePlace(String key);
+
     /** Null when the bus answers within {@code timeout}, else what is wrong; never fails. */
     CompletableFuture<String> problem(Duration timeout);
 

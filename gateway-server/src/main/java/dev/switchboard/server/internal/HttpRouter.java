@@ -249,10 +249,11 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             return;
         }
         String client = clientKey(ctx, principal);
-        if (!limits.tryAcquire(client)) {
-            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
-            return;
-        }
+        withPlace(ctx, req, client, () -> openExchange(ctx, req, uri, path, dialect, given, principal, client));
+    }
+
+    private void openExchange(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path,
+                              WireAdapter dialect, Decoded.Commands given, Principal principal, String client) {
         HttpExchange exchange = dialect.newExchange(new SessionContext(Ids.next("req"), principal, path,
                 uri.parameters()));
         Decoded decoded = given != null ? given : exchange.decode(req.content().toString(StandardCharsets.UTF_8));
@@ -403,11 +404,51 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             }
         }
         String client = clientKey(ctx, principal);
-        if (!limits.tryAcquire(client)) {
-            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
+        WireAdapter dialect = chosen;
+        withPlace(ctx, req, client, () -> {
+            ctx.channel().closeFuture().addListener(f -> limits.release(client));
+            openWebSocket(ctx, req, uri, path, handshaker, principal, client, dialect);
+        });
+    }
+
+    /**
+     * Runs {@code then} on the channel's event loop once the client has a place (see
+     * {@link ConnectionLimits#acquire}); else answers 429. In a cluster the answer comes from Redis: the
+     * channel reads nothing meanwhile and the request is kept until then.
+     */
+    private void withPlace(ChannelHandlerContext ctx, FullHttpRequest req, String client, Runnable then) {
+        CompletableFuture<Boolean> place = limits.acquire(client);
+        if (place.isDone()) {
+            answerPlace(ctx, req, place.join(), then);
             return;
         }
-        ctx.channel().closeFuture().addListener(f -> limits.release(client));
+        req.retain();
+        ctx.channel().config().setAutoRead(false);
+        place.whenComplete((taken, e) -> ctx.executor().execute(() -> {
+            try {
+                ctx.channel().config().setAutoRead(true);
+                if (ctx.channel().isActive()) {
+                    answerPlace(ctx, req, e == null && taken, then);
+                } else if (e == null && taken) {
+                    limits.release(client);
+                }
+            } finally {
+                req.release();
+            }
+        }));
+    }
+
+    private void answerPlace(ChannelHandlerContext ctx, FullHttpRequest req, boolean taken, Runnable then) {
+        if (taken) {
+            then.run();
+        } else {
+            tooMany(ctx, req, "more than " + Plural.of(limits.maxPerClient(), "open connection") + " of this client");
+        }
+    }
+
+    private void openWebSocket(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, String path,
+                               WebSocketServerHandshaker handshaker, Principal principal, String client,
+                               WireAdapter chosen) {
         WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal, client,
                 chosen, maxOutboundEvents, maxOutboundBytes);
         ctx.pipeline().addLast("ws-idle", new IdleStateHandler(idleTimeoutSeconds, 0, 0));
