@@ -306,14 +306,17 @@ public final class ClusterLink {
         });
     }
 
-    /** Sends an event this node emitted to the cluster; the caller holds the conversation's lock. */
-    void publishLocked(ConversationState c, Envelope env) {
+    /**
+     * Sends an event this node emitted to the cluster, {@code json} its event's JSON; the caller holds
+     * the conversation's lock.
+     */
+    void publishLocked(ConversationState c, Envelope env, String json) {
         ClusterBus.Lease lease = c.lease;
         if (lease == null) {
             throw new IllegalStateException("conversation " + c.id + " emitted seq " + env.seq()
                     + " without its write lease");
         }
-        bus.publish(lease, env.seq(), ClusterPayload.encode(env)).whenComplete((published, e) -> {
+        bus.publish(lease, env.seq(), ClusterPayload.encode(env, json)).whenComplete((published, e) -> {
             if (e != null) {
                 log.warn("event {} of conversation {} did not reach the cluster: {}", env.seq(), c.id, e.toString());
             } else if (published == ClusterBus.Published.LEASE_LOST) {

@@ -14,9 +14,10 @@ final class ClusterPayload {
     private ClusterPayload() {
     }
 
-    static byte[] encode(Envelope env) {
+    /** The payload of {@code env}, {@code json} its event's JSON as {@link EventCodec#toJson} writes it. */
+    static byte[] encode(Envelope env, String json) {
         String run = env.runId() == null ? "" : env.runId();
-        return (env.timestamp() + "\n" + run + "\n" + EventCodec.toJson(env.event())).getBytes(StandardCharsets.UTF_8);
+        return (env.timestamp() + "\n" + run + "\n" + json).getBytes(StandardCharsets.UTF_8);
     }
 
     static Envelope decode(String conversationId, long seq, byte[] payload) {

@@ -3,6 +3,7 @@ package dev.switchboard.core.internal;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.Role;
@@ -147,7 +148,9 @@ public final class Emitter {
         }
         c.lastSeq = seq;
         Envelope env = new Envelope(c.id, runId, seq, clock.getAsLong(), event);
-        Object prepared = store.prepare(env);
+        Object stored = store.prepare(env);
+        // In a cluster the event's JSON travels to the other nodes too: encoded once, for both.
+        Object prepared = cluster != null && !(stored instanceof String) ? EventCodec.toJson(event) : stored;
         StoreBatch.MessageRow row = messageOf(env);
         if (row != null) {
             c.unstoredMessages.add(row);
@@ -166,7 +169,7 @@ public final class Emitter {
         c.tail.addLast(env);
         fanOutLocked(c, env);
         if (cluster != null) {
-            cluster.publishLocked(c, env);
+            cluster.publishLocked(c, env, (String) prepared);
         }
         ApprovalRecord pending = approval;
         writeLocked(c, b -> {
