@@ -1,6 +1,7 @@
 package dev.switchboard.store.sqlite;
 
 import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
 import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -19,8 +20,14 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -30,7 +37,23 @@ public final class SqliteConversationStore implements ConversationStore {
     public static final String FILE_NAME = "switchboard.db";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 3;
+    public static final int SCHEMA_VERSION = 4;
+
+    /**
+     * The most events one row of {@code events} holds. A read finds the row of a seq among the
+     * rows that start fewer than this many seqs before it, so a file whose rows are longer needs a
+     * new schema version.
+     */
+    static final int SEGMENT_EVENTS = 64;
+
+    /** A segment's payload grows no longer than this many characters, but for its first event. */
+    static final int SEGMENT_CHARS = 64 * 1024;
+
+    /** The {@code kind} of a row that holds several events (see {@link EventSegments}). */
+    static final String SEGMENT_KIND = "SEGMENT";
+
+    /** How many conversations' highest stored seq the writer remembers (see {@link #storedUpTo}). */
+    private static final int REMEMBERED_CONVERSATIONS = 16_384;
 
     private static final List<String> SCHEMA = List.of(
             """
@@ -101,6 +124,38 @@ public final class SqliteConversationStore implements ConversationStore {
                     + StoredRows.RUN_BOUNDS);
 
     /**
+     * Version 4: a row of {@code events} is a segment, the events of one conversation and run with
+     * consecutive seqs from {@code seq} to {@code last_seq} that one batch wrote, so the writer binds
+     * and steps a row per segment rather than per event. {@code last_seq} is NULL for a row of one
+     * event, whose {@code kind} and {@code payload} are the event's own as before: every row of a
+     * version 3 file, which the new column leaves as it was (no row is rewritten), and every event
+     * that starts or ends a run, so crash recovery's {@code run_bounds} index and query are unchanged.
+     * A row of several events has the kind {@link #SEGMENT_KIND} and the payload {@link EventSegments}
+     * describes.
+     */
+    private static final List<String> SCHEMA_V4 = List.of(
+            "ALTER TABLE events ADD COLUMN last_seq INTEGER");
+
+    /** The last seq a row holds. */
+    private static final String LAST_SEQ = "IFNULL(last_seq, seq)";
+
+    /**
+     * A conversation's stored rows that hold a seq from {@code ?3} to {@code ?4}: since a row holds at
+     * most {@link #SEGMENT_EVENTS} seqs, such a row starts after {@code ?2} = {@code ?3 - SEGMENT_EVENTS},
+     * so the primary key finds them.
+     */
+    static final String SELECT_OVERLAP = "SELECT seq FROM events WHERE conversation_id = ?1 AND seq > ?2 AND seq <= ?4"
+            + " AND " + LAST_SEQ + " >= ?3 LIMIT 1";
+
+    /** A conversation's rows that hold a seq above {@code ?3}, where {@code ?2} is {@code ?3 - SEGMENT_EVENTS}. */
+    static final String SELECT_EVENTS = "SELECT seq, last_seq, run_id, ts, kind, payload FROM events"
+            + " WHERE conversation_id = ?1 AND seq > ?2 AND " + LAST_SEQ + " > ?3 ORDER BY seq LIMIT ?4";
+
+    /** A conversation's highest stored seq: the last of its row that starts last, as rows never overlap. */
+    static final String SELECT_LAST_SEQ =
+            "SELECT " + LAST_SEQ + " FROM events WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1";
+
+    /**
      * The file of the seq reservations, beside the store: each conversation's highest seq that may
      * have been shown to a client before it was stored (events reach clients before their batch
      * commits). A file of its own, so a reservation, which a conversation's first event waits for,
@@ -129,6 +184,8 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement insertEvent;
     private final PreparedStatement upsertApproval;
     private final PreparedStatement upsertReservation;
+    private final PreparedStatement selectOverlap;
+    private final PreparedStatement selectStoredUpTo;
     // A batch's transaction, prepared once: the driver's setAutoCommit/commit pair runs two
     // transactions a batch and parses its SQL each time, which cost more than a small batch's rows.
     private final PreparedStatement begin;
@@ -157,6 +214,31 @@ public final class SqliteConversationStore implements ConversationStore {
      */
     private final ReentrantLock writing = new ReentrantLock(true);
 
+    /*
+     * A segment row is keyed by its first seq only, so the primary key no longer refuses every event
+     * whose seq is stored: one inside a stored segment's range has a key of its own. The writer
+     * refuses it itself, in the batch's transaction. Checking each new row's range against the
+     * stored rows would cost a query a row, the very per-row cost segments are for; instead the
+     * writer remembers each conversation's highest stored seq (read once from the file, then kept
+     * up to date by its own commits, the only writes to the file while the store holds it) and
+     * checks the stored rows only for a row that does not start above it, which the hub never
+     * writes (its seqs rise) but a batch that repeats a seq does. Within a batch, a conversation's
+     * events are sorted by seq, so a repeat is two equal neighbours. The map is bounded: a
+     * conversation it forgot is read from the file again.
+     */
+    /** Per conversation, the highest seq stored, as far as the writer knows; guarded by {@link #writing}. */
+    private final Map<String, Long> storedUpTo = new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > REMEMBERED_CONVERSATIONS;
+        }
+    };
+    /** The highest seqs of the batch being written, into {@link #storedUpTo} once it commits. */
+    private final Map<String, Long> stagedUpTo = new HashMap<>();
+    /** The batch's events by conversation, as indexes into its event list; reused batch to batch. */
+    private final Map<String, EventGroup> groups = new LinkedHashMap<>();
+    private final StringBuilder segmentPayload = new StringBuilder(4096);
+
     private SqliteConversationStore(Path file, Connection writer, Connection reader, Connection seqs)
             throws SQLException {
         this.file = file;
@@ -169,8 +251,11 @@ public final class SqliteConversationStore implements ConversationStore {
                 INSERT INTO messages (conversation_id, id, run_id, role, content, tool_calls, tool_call_id, name,
                                       created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
-        insertEvent = writer.prepareStatement(
-                "INSERT INTO events (conversation_id, seq, run_id, ts, kind, payload) VALUES (?, ?, ?, ?, ?, ?)");
+        insertEvent = writer.prepareStatement("""
+                INSERT INTO events (conversation_id, seq, last_seq, run_id, ts, kind, payload)
+                VALUES (?, ?, ?, ?, ?, ?, ?)""");
+        selectOverlap = writer.prepareStatement(SELECT_OVERLAP);
+        selectStoredUpTo = writer.prepareStatement(SELECT_LAST_SEQ);
         upsertApproval = writer.prepareStatement("""
                 INSERT OR REPLACE INTO approvals (id, conversation_id, run_id, seq, request, status, feedback,
                                                   decided_by, decided_at)
@@ -183,10 +268,8 @@ public final class SqliteConversationStore implements ConversationStore {
         rollback = writer.prepareStatement("ROLLBACK");
 
         selectConversation = reader.prepareStatement("SELECT owner, created_at FROM conversations WHERE id = ?");
-        selectLastSeq = reader.prepareStatement("SELECT MAX(seq) FROM events WHERE conversation_id = ?");
-        selectEvents = reader.prepareStatement("""
-                SELECT seq, run_id, ts, payload FROM events
-                WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?""");
+        selectLastSeq = reader.prepareStatement(SELECT_LAST_SEQ);
+        selectEvents = reader.prepareStatement(SELECT_EVENTS);
         selectMessages = reader.prepareStatement("""
                 SELECT id, role, content, tool_calls, tool_call_id, name FROM messages
                 WHERE conversation_id = ? ORDER BY position""");
@@ -299,6 +382,12 @@ public final class SqliteConversationStore implements ConversationStore {
                         s.execute(ddl);
                     }
                 }
+                // A file a build of version 4 made, then marked older (as the tests of the migrations do), has the column.
+                if (version < 4 && !hasColumn(c, "events", "last_seq")) {
+                    for (String ddl : SCHEMA_V4) {
+                        s.execute(ddl);
+                    }
+                }
                 s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             }
             c.commit();
@@ -327,6 +416,17 @@ public final class SqliteConversationStore implements ConversationStore {
         try (Statement s = c.createStatement()) {
             s.execute(SEQS_SCHEMA);
             s.execute("PRAGMA user_version = " + SEQS_SCHEMA_VERSION);
+        }
+    }
+
+    private static boolean hasColumn(Connection c, String table, String column) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA table_info(" + table + ")")) {
+            while (rs.next()) {
+                if (column.equalsIgnoreCase(rs.getString("name"))) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 
@@ -378,9 +478,12 @@ public final class SqliteConversationStore implements ConversationStore {
                 stage(batch);
                 commit.execute();
             } catch (SQLException | RuntimeException e) {
+                stagedUpTo.clear();
                 abandon(e);
                 throw e;
             }
+            storedUpTo.putAll(stagedUpTo);
+            stagedUpTo.clear();
         } catch (SQLException e) {
             throw new IllegalStateException(batch.rollbackMessage(event -> stored(event, e), file.toString(),
                     e.getMessage()), e);
@@ -408,11 +511,8 @@ public final class SqliteConversationStore implements ConversationStore {
             insertMessage.executeBatch();
         }
 
-        for (int i = 0; i < batch.events().size(); i++) {
-            StoredRows.bindEvent(insertEvent, batch, i);
-            insertEvent.addBatch();
-        }
         if (!batch.events().isEmpty()) {
+            stageEvents(batch);
             insertEvent.executeBatch();
         }
 
@@ -422,6 +522,173 @@ public final class SqliteConversationStore implements ConversationStore {
         }
         if (!batch.approvals().isEmpty()) {
             upsertApproval.executeBatch();
+        }
+    }
+
+    /**
+     * Queues the rows of the batch's events on {@link #insertEvent}: per conversation, its events in
+     * seq order, cut into segments where a seq is skipped, the run changes, a segment is full
+     * ({@link #SEGMENT_EVENTS}, {@link #SEGMENT_CHARS}), and around each event that starts or ends a
+     * run, which is a row of its own.
+     *
+     * @throws SQLException when the batch repeats a seq, or has one that is stored already
+     */
+    private void stageEvents(StoreBatch batch) throws SQLException {
+        List<Envelope> events = batch.events();
+        try {
+            for (int i = 0; i < events.size(); i++) {
+                groups.computeIfAbsent(events.get(i).conversationId(), id -> new EventGroup()).add(i);
+            }
+            for (Map.Entry<String, EventGroup> group : groups.entrySet()) {
+                stageConversation(batch, group.getKey(), group.getValue().inSeqOrder(events));
+            }
+        } finally {
+            groups.clear();
+        }
+    }
+
+    /** Queues the rows of one conversation's events of the batch, {@code order} their indexes in seq order. */
+    private void stageConversation(StoreBatch batch, String conversationId, int[] order) throws SQLException {
+        List<Envelope> events = batch.events();
+        long storedHigh = storedUpTo(conversationId);
+        StringBuilder payload = segmentPayload;
+        Envelope first = null;
+        String firstJson = null;
+        int count = 0;
+        long previousSeq = 0;
+        for (int k = 0; k < order.length; k++) {
+            int i = order[k];
+            Envelope e = events.get(i);
+            String json = batch.prepared(i) instanceof String prepared ? prepared : EventCodec.toJson(e.event());
+            if (k > 0 && e.seq() == previousSeq) {
+                throw new SQLException("the batch repeats seq " + e.seq() + " of conversation " + conversationId);
+            }
+            boolean alone = isRunBound(e.event());
+            if (count > 0 && (alone || e.seq() != previousSeq + 1 || count == SEGMENT_EVENTS
+                    || !Objects.equals(e.runId(), first.runId())
+                    || (count == 1 ? firstJson.length() : payload.length()) + json.length() > SEGMENT_CHARS)) {
+                stageRow(first, firstJson, previousSeq, count, storedHigh);
+                count = 0;
+            }
+            if (count == 0) {
+                first = e;
+                firstJson = json;
+            } else {
+                if (count == 1) {
+                    EventSegments.start(payload, firstJson);
+                }
+                EventSegments.append(payload, first.timestamp(), e.timestamp(), json);
+            }
+            count++;
+            previousSeq = e.seq();
+            if (alone) {
+                stageRow(first, firstJson, previousSeq, count, storedHigh);
+                count = 0;
+            }
+        }
+        if (count > 0) {
+            stageRow(first, firstJson, previousSeq, count, storedHigh);
+        }
+        // order is in seq order, so its last event's seq is the conversation's highest now.
+        stagedUpTo.put(conversationId, Math.max(storedHigh, events.get(order[order.length - 1]).seq()));
+    }
+
+    /**
+     * Queues one row: {@code first}'s alone when {@code count} is 1, else a segment of {@code count}
+     * events up to {@code lastSeq}, whose payload is in {@link #segmentPayload}.
+     */
+    private void stageRow(Envelope first, String firstJson, long lastSeq, int count, long storedHigh)
+            throws SQLException {
+        if (first.seq() <= storedHigh) {
+            refuseStored(first.conversationId(), first.seq(), lastSeq);
+        }
+        insertEvent.setString(1, first.conversationId());
+        insertEvent.setLong(2, first.seq());
+        insertEvent.setString(4, first.runId());
+        insertEvent.setLong(5, first.timestamp());
+        if (count == 1) {
+            insertEvent.setNull(3, Types.BIGINT);
+            insertEvent.setString(6, first.event().kind().name());
+            insertEvent.setString(7, firstJson);
+        } else {
+            EventSegments.end(segmentPayload);
+            insertEvent.setLong(3, lastSeq);
+            insertEvent.setString(6, SEGMENT_KIND);
+            insertEvent.setString(7, segmentPayload.toString());
+        }
+        insertEvent.addBatch();
+    }
+
+    /** Events that start or end a run are rows of their own, which {@code run_bounds} indexes by their kind. */
+    private static boolean isRunBound(Event event) {
+        return switch (event.kind()) {
+            case RUN_STARTED, RUN_FINISHED, RUN_FAILED -> true;
+            default -> false;
+        };
+    }
+
+    /** Throws when a stored row of the conversation holds a seq from {@code fromSeq} to {@code toSeq}. */
+    private void refuseStored(String conversationId, long fromSeq, long toSeq) throws SQLException {
+        if (overlapsStored(conversationId, fromSeq, toSeq)) {
+            throw new SQLException("an event of conversation " + conversationId + " from seq " + fromSeq + " to "
+                    + toSeq + " is stored already");
+        }
+    }
+
+    /** Whether a stored row of the conversation holds a seq from {@code fromSeq} to {@code toSeq}. */
+    private boolean overlapsStored(String conversationId, long fromSeq, long toSeq) throws SQLException {
+        selectOverlap.setString(1, conversationId);
+        selectOverlap.setLong(2, rowsStartAfter(fromSeq));
+        selectOverlap.setLong(3, fromSeq);
+        selectOverlap.setLong(4, toSeq);
+        try (ResultSet rs = selectOverlap.executeQuery()) {
+            return rs.next();
+        }
+    }
+
+    /** The conversation's highest stored seq, or 0: remembered, else read on the writer's connection. */
+    private long storedUpTo(String conversationId) throws SQLException {
+        Long known = storedUpTo.get(conversationId);
+        if (known != null) {
+            return known;
+        }
+        selectStoredUpTo.setString(1, conversationId);
+        long stored;
+        try (ResultSet rs = selectStoredUpTo.executeQuery()) {
+            stored = rs.next() ? rs.getLong(1) : 0;
+        }
+        storedUpTo.put(conversationId, stored);
+        return stored;
+    }
+
+    /** A bound below the first seq of every row that holds {@code seq} or a later one. */
+    private static long rowsStartAfter(long seq) {
+        return seq < Long.MIN_VALUE + SEGMENT_EVENTS ? Long.MIN_VALUE : seq - SEGMENT_EVENTS;
+    }
+
+    /** A batch's events of one conversation, as indexes into the batch's event list. */
+    private static final class EventGroup {
+        private int[] indexes = new int[8];
+        private int size;
+
+        void add(int index) {
+            if (size == indexes.length) {
+                indexes = Arrays.copyOf(indexes, size * 2);
+            }
+            indexes[size++] = index;
+        }
+
+        /** The indexes, ordered by the events' seqs; those of equal seqs in batch order. */
+        int[] inSeqOrder(List<Envelope> events) {
+            int[] order = Arrays.copyOf(indexes, size);
+            for (int i = 1; i < order.length; i++) {
+                if (events.get(order[i]).seq() < events.get(order[i - 1]).seq()) {
+                    return Arrays.stream(order).boxed()
+                            .sorted((a, b) -> Long.compare(events.get(a).seq(), events.get(b).seq()))
+                            .mapToInt(Integer::intValue).toArray();
+                }
+            }
+            return order;
         }
     }
 
@@ -476,15 +743,10 @@ public final class SqliteConversationStore implements ConversationStore {
         }
     }
 
-    /** After a rollback, whether the event's seq is stored; false when that cannot be read. */
+    /** After a rollback, whether the event's seq is stored, alone or in a segment; false when that cannot be read. */
     private boolean stored(Envelope event, SQLException cause) {
-        try (PreparedStatement exists = writer.prepareStatement(
-                "SELECT 1 FROM events WHERE conversation_id = ? AND seq = ?")) {
-            exists.setString(1, event.conversationId());
-            exists.setLong(2, event.seq());
-            try (ResultSet rs = exists.executeQuery()) {
-                return rs.next();
-            }
+        try {
+            return overlapsStored(event.conversationId(), event.seq(), event.seq());
         } catch (SQLException e) {
             cause.addSuppressed(e);
             return false;
@@ -550,11 +812,31 @@ public final class SqliteConversationStore implements ConversationStore {
             requireOpen();
             try {
                 selectEvents.setString(1, conversationId);
-                selectEvents.setLong(2, afterSeq);
-                selectEvents.setInt(3, limit);
+                selectEvents.setLong(2, rowsStartAfter(afterSeq));
+                selectEvents.setLong(3, afterSeq);
+                // Every row read holds an event to return, so no more rows than events are needed.
+                selectEvents.setInt(4, limit);
+                List<Envelope> out = new ArrayList<>(Math.min(limit, 256));
                 try (ResultSet rs = selectEvents.executeQuery()) {
-                    return StoredRows.events(conversationId, rs);
+                    while (out.size() < limit && rs.next()) {
+                        long seq = rs.getLong(1);
+                        long lastSeq = rs.getLong(2);
+                        boolean single = rs.wasNull();
+                        String runId = rs.getString(3);
+                        long ts = rs.getLong(4);
+                        String payload = rs.getString(6);
+                        if (single) {
+                            // A row of one event holds a seq above afterSeq, so it is this one.
+                            out.add(new Envelope(conversationId, runId, seq, ts, EventCodec.fromJson(payload)));
+                        } else if (SEGMENT_KIND.equals(rs.getString(5))) {
+                            EventSegments.read(conversationId, runId, seq, lastSeq, ts, payload, afterSeq, limit, out);
+                        } else {
+                            throw new IllegalStateException("stored row at seq " + seq + " of conversation "
+                                    + conversationId + " has a last seq but the kind " + rs.getString(5));
+                        }
+                    }
                 }
+                return out;
             } catch (SQLException e) {
                 throw readFailure("events of conversation " + conversationId, e);
             }

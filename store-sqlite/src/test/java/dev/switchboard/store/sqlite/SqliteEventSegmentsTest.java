@@ -1,0 +1,312 @@
+package dev.switchboard.store.sqlite;
+
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.Role;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.StoreBatch;
+import dev.switchboard.core.spi.StoredRows;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** How the SQLite store keeps a batch's events of a conversation as segment rows (schema version 4). */
+class SqliteEventSegmentsTest {
+    private static final String CONV = "conv-1";
+    private static final long T0 = 1_700_000_000_000L;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aRunsEventsOfABatchAreSegmentsOfAtMostSixtyFourWithItsBoundsRowsOfTheirOwn() throws Exception {
+        List<Envelope> written = new ArrayList<>();
+        written.add(new Envelope(CONV, "run-1", 1, T0, new Event.RunStarted(null)));
+        written.add(new Envelope(CONV, "run-1", 2, T0, new Event.MessageStarted("m1", Role.ASSISTANT)));
+        for (long seq = 3; seq <= 151; seq++) {
+            // Timestamps that go back now and then, as a clock may.
+            written.add(delta(CONV, "run-1", seq, T0 + seq * 3 - (seq % 7 == 0 ? 50 : 0)));
+        }
+        written.add(new Envelope(CONV, "run-1", 152, T0 + 999, new Event.RunFinished()));
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0))
+                    .addConversation(new ConversationRecord("other", null, T0));
+            for (int i = 0; i < written.size(); i++) {
+                Envelope e = written.get(i);
+                batch.addEvent(e, store.prepare(e));
+                if (i % 3 == 0) {
+                    batch.addEvent(delta("other", "run-9", i / 3 + 1, T0));
+                }
+            }
+            store.write(batch);
+
+            assertThat(store.events(CONV, 0, 1000)).isEqualTo(written);
+            for (int after = 0; after <= 152; after++) {
+                for (int limit : new int[] {1, 7, 64, 100}) {
+                    assertThat(store.events(CONV, after, limit)).as("after %d, at most %d", after, limit)
+                            .isEqualTo(written.subList(after, Math.min(written.size(), after + limit)));
+                }
+            }
+            assertThat(store.events(CONV, -5, 2)).isEqualTo(written.subList(0, 2));
+            assertThat(store.lastEventSeq(CONV)).isEqualTo(152);
+            assertThat(store.lastEventSeq("other")).isEqualTo(51);
+            assertThat(store.events("other", 0, 1000)).extracting(Envelope::seq)
+                    .containsExactly(java.util.stream.LongStream.rangeClosed(1, 51).boxed().toArray(Long[]::new));
+            assertThat(store.unfinishedRuns()).isEmpty();
+        }
+        assertThat(rows(CONV)).containsExactly(
+                "1-null RUN_STARTED", "2-65 SEGMENT", "66-129 SEGMENT", "130-151 SEGMENT", "152-null RUN_FINISHED");
+        assertThat(rows("other")).containsExactly("1-51 SEGMENT");
+    }
+
+    @Test
+    void segmentsAreCutWhereTheRunChangesASeqIsSkippedOrThePayloadWouldPassItsBound() throws Exception {
+        String big = "x".repeat(SqliteConversationStore.SEGMENT_CHARS / 3);
+        List<Envelope> written = List.of(
+                delta(CONV, "run-1", 1, T0), delta(CONV, "run-1", 2, T0),
+                delta(CONV, null, 3, T0), delta(CONV, null, 4, T0),
+                delta(CONV, "run-2", 5, T0),
+                delta(CONV, "run-2", 7, T0), delta(CONV, "run-2", 8, T0),
+                text(9, big), text(10, big), text(11, big), text(12, big), text(13, "small"),
+                text(14, "x".repeat(SqliteConversationStore.SEGMENT_CHARS * 2)), text(15, "after"));
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0));
+            written.forEach(batch::addEvent);
+            store.write(batch);
+            assertThat(store.events(CONV, 0, 100)).isEqualTo(written);
+            assertThat(store.events(CONV, 10, 2)).isEqualTo(written.subList(9, 11));
+        }
+        assertThat(rows(CONV)).containsExactly("1-2 SEGMENT", "3-4 SEGMENT", "5-null TEXT_DELTA", "7-10 SEGMENT",
+                "11-13 SEGMENT", "14-null TEXT_DELTA", "15-null TEXT_DELTA");
+    }
+
+    @Test
+    void aBatchWrittenOutOfSeqOrderIsStoredInSeqOrderAndARepeatNextToARunBoundIsRefused() throws Exception {
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0));
+            for (long seq = 6; seq >= 1; seq--) {
+                batch.addEvent(delta(CONV, "run-1", seq, T0 + seq));
+            }
+            store.write(batch);
+            assertThat(store.events(CONV, 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+
+            assertThatThrownBy(() -> store.write(new StoreBatch()
+                    .addEvent(new Envelope(CONV, "run-2", 7, T0, new Event.RunStarted(null)))
+                    .addEvent(delta(CONV, "run-2", 7, T0))))
+                    .hasMessageContaining("seq 7 of conversation " + CONV);
+            assertThat(store.lastEventSeq(CONV)).isEqualTo(6);
+        }
+        assertThat(rows(CONV)).containsExactly("1-6 SEGMENT");
+    }
+
+    @Test
+    void aSeqInsideAStoredSegmentIsRefusedWhetherTheStoreRemembersTheConversationOrReadsItAfterAReopen() {
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch first = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0));
+            for (long seq = 1; seq <= 10; seq++) {
+                first.addEvent(delta(CONV, "run-1", seq, T0));
+            }
+            store.write(first);
+            assertRefused(store, 5, 5);
+            assertRefused(store, 9, 12);
+            assertRefused(store, 10, 10);
+        }
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertRefused(store, 5, 5);
+            assertRefused(store, 1, 3);
+            // Out of order across batches: a later range first, then the gap before it.
+            store.write(batchOf(30, 40));
+            store.write(batchOf(11, 29));
+            assertRefused(store, 25, 25);
+            assertRefused(store, 40, 41);
+            store.write(batchOf(41, 41));
+            assertThat(store.events(CONV, 0, 100)).extracting(Envelope::seq)
+                    .containsExactly(java.util.stream.LongStream.rangeClosed(1, 41).boxed().toArray(Long[]::new));
+            assertThat(store.lastSeq(CONV)).isEqualTo(41);
+        }
+    }
+
+    @Test
+    void aVersionThreeFileOfOneRowPerEventOpensWithItsHistoryAndTakesSegmentsAfterIt() throws Exception {
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        List<Envelope> old = List.of(
+                new Envelope(CONV, "run-1", 1, T0, new Event.RunStarted(null)),
+                delta(CONV, "run-1", 2, T0 + 1), delta(CONV, "run-1", 3, T0 + 2),
+                new Envelope(CONV, "run-1", 4, T0 + 3, new Event.RunFinished()),
+                new Envelope(CONV, "run-2", 5, T0 + 4, new Event.RunStarted(null)),
+                delta(CONV, "run-2", 6, T0 + 5));
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file); Statement s = c.createStatement()) {
+            s.execute("PRAGMA journal_mode = WAL");
+            for (String ddl : VERSION_THREE) {
+                s.execute(ddl);
+            }
+            s.execute("INSERT INTO conversations (id, owner, created_at) VALUES ('" + CONV + "', 'alice', " + T0 + ")");
+            try (PreparedStatement insert = c.prepareStatement(
+                    "INSERT INTO events (conversation_id, seq, run_id, ts, kind, payload) VALUES (?, ?, ?, ?, ?, ?)")) {
+                for (int i = 0; i < old.size(); i++) {
+                    StoredRows.bindEvent(insert, new StoreBatch().addEvent(old.get(i)), 0);
+                    insert.executeUpdate();
+                }
+            }
+            s.execute("PRAGMA user_version = 3");
+        }
+
+        List<Envelope> all = new ArrayList<>(old);
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertThat(store.events(CONV, 0, 100)).isEqualTo(old);
+            assertThat(store.events(CONV, 2, 2)).isEqualTo(old.subList(2, 4));
+            assertThat(store.lastSeq(CONV)).isEqualTo(6);
+            assertThat(store.unfinishedRuns()).containsExactly(old.get(4));
+            assertRefused(store, 3, 3);
+            assertRefused(store, 6, 8);
+
+            StoreBatch more = new StoreBatch();
+            for (long seq = 7; seq <= 12; seq++) {
+                Envelope e = delta(CONV, "run-2", seq, T0 + seq);
+                all.add(e);
+                more.addEvent(e, store.prepare(e));
+            }
+            Envelope end = new Envelope(CONV, "run-2", 13, T0 + 13, new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "x"));
+            all.add(end);
+            store.write(more.addEvent(end));
+            assertThat(store.events(CONV, 0, 100)).isEqualTo(all);
+            assertThat(store.events(CONV, 5, 3)).isEqualTo(all.subList(5, 8));
+            assertThat(store.unfinishedRuns()).isEmpty();
+        }
+        assertThat(rows(CONV)).containsExactly("1-null RUN_STARTED", "2-null TEXT_DELTA", "3-null TEXT_DELTA",
+                "4-null RUN_FINISHED", "5-null RUN_STARTED", "6-null TEXT_DELTA", "7-12 SEGMENT", "13-null RUN_FAILED");
+        assertThat(query(file, "PRAGMA user_version")).containsExactly("4");
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertThat(store.events(CONV, 0, 100)).as("after a second open").isEqualTo(all);
+        }
+    }
+
+    @Test
+    void readsAndTheWritersChecksFindRowsByThePrimaryKey() throws Exception {
+        SqliteConversationStore.open(dir).close();
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        for (String sql : List.of(SqliteConversationStore.SELECT_EVENTS, SqliteConversationStore.SELECT_OVERLAP,
+                SqliteConversationStore.SELECT_LAST_SEQ)) {
+            assertThat(query(file, "EXPLAIN QUERY PLAN " + sql, "detail")).as(sql)
+                    .anyMatch(step -> step.startsWith("SEARCH events USING PRIMARY KEY (conversation_id=? AND seq>? AND seq<?)")
+                            || step.startsWith("SEARCH events USING PRIMARY KEY (conversation_id=? AND seq>?)")
+                            || step.startsWith("SEARCH events USING PRIMARY KEY (conversation_id=?)"))
+                    .noneMatch(step -> step.contains("TEMP B-TREE") || step.startsWith("SCAN"));
+        }
+    }
+
+    @Test
+    void aSegmentWhoseEventsDoNotMatchItsSeqsIsReportedUnreadable() throws Exception {
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            store.write(batchOf(1, 3).addConversation(new ConversationRecord(CONV, null, T0)));
+        }
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file); Statement s = c.createStatement()) {
+            s.execute("UPDATE events SET last_seq = 4 WHERE seq = 1");
+        }
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertThatThrownBy(() -> store.events(CONV, 0, 10)).hasMessageContaining("seq 1 of conversation " + CONV)
+                    .hasMessageContaining("unreadable");
+        }
+    }
+
+    /** The tables and indexes of a version 3 file, as that version created them. */
+    private static final List<String> VERSION_THREE = List.of(
+            "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT, created_at INTEGER NOT NULL)",
+            """
+            CREATE TABLE messages (
+                position INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                id TEXT NOT NULL, run_id TEXT, role TEXT NOT NULL, content TEXT NOT NULL, tool_calls TEXT,
+                tool_call_id TEXT, name TEXT, created_at INTEGER NOT NULL)""",
+            "CREATE INDEX messages_by_conversation ON messages (conversation_id, position)",
+            """
+            CREATE TABLE events (
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                seq INTEGER NOT NULL, run_id TEXT, ts INTEGER NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL,
+                PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID""",
+            """
+            CREATE TABLE approvals (
+                id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL REFERENCES conversations (id), run_id TEXT,
+                seq INTEGER NOT NULL, request TEXT NOT NULL, status TEXT NOT NULL, feedback TEXT, decided_by TEXT,
+                decided_at INTEGER)""",
+            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)",
+            """
+            CREATE TABLE documents (
+                collection TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, body TEXT NOT NULL,
+                PRIMARY KEY (collection, id)) WITHOUT ROWID""",
+            "CREATE INDEX documents_in_order ON documents (collection, position)",
+            "CREATE INDEX approvals_pending ON approvals (status)",
+            "CREATE INDEX run_bounds ON events (kind, conversation_id, run_id) WHERE " + StoredRows.RUN_BOUNDS);
+
+    private static void assertRefused(SqliteConversationStore store, long from, long to) {
+        long before = store.lastEventSeq(CONV);
+        assertThatThrownBy(() -> store.write(batchOf(from, to)))
+                .as("seqs %d to %d", from, to)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("seq " + from + " of conversation " + CONV + " is already stored");
+        assertThat(store.lastEventSeq(CONV)).isEqualTo(before);
+    }
+
+    private static StoreBatch batchOf(long from, long to) {
+        StoreBatch batch = new StoreBatch();
+        for (long seq = from; seq <= to; seq++) {
+            batch.addEvent(delta(CONV, "run-1", seq, T0 + seq));
+        }
+        return batch;
+    }
+
+    private static Envelope delta(String conversationId, String runId, long seq, long ts) {
+        return new Envelope(conversationId, runId, seq, ts, new Event.TextDelta("m1", "part \"" + seq + "\" ✓"));
+    }
+
+    private static Envelope text(long seq, String text) {
+        return new Envelope(CONV, "run-2", seq, T0, new Event.TextDelta("m1", text));
+    }
+
+    /** The conversation's rows as "seq-last_seq kind", in seq order. */
+    private List<String> rows(String conversationId) throws SQLException {
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        List<String> rows = new ArrayList<>();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+             PreparedStatement q = c.prepareStatement(
+                     "SELECT seq, last_seq, kind FROM events WHERE conversation_id = ? ORDER BY seq")) {
+            q.setString(1, conversationId);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(rs.getLong(1) + "-" + rs.getString(2) + " " + rs.getString(3));
+                }
+            }
+        }
+        return rows;
+    }
+
+    private static List<String> query(Path file, String sql) throws SQLException {
+        return query(file, sql, null);
+    }
+
+    private static List<String> query(Path file, String sql, String column) throws SQLException {
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            List<String> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(column == null ? rs.getString(1) : rs.getString(column));
+            }
+            return out;
+        }
+    }
+}
