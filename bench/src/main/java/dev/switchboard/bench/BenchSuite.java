@@ -12,7 +12,7 @@ import java.util.Set;
 /**
  * The whole suite in one command: JMH codec benchmarks, the end-to-end load against the gateway,
  * the floor and the Node peer, connection density, the openai runtime against a scripted model,
- * then BENCHMARKS.md and the throughput chart.
+ * a two-node cluster against one node, then BENCHMARKS.md and the throughput chart.
  * {@code bench/run.sh} builds what it needs and runs this from the repository's root.
  */
 public final class BenchSuite {
@@ -24,12 +24,14 @@ public final class BenchSuite {
                                       bench/target/bench-work/BENCHMARKS-partial.md)
               --chart FILE            the throughput chart (default docs/bench-throughput.png; with --skip,
                                       bench/target/bench-work/bench-throughput-partial.png)
-              --skip PHASES           comma-separated: codec, e2e, density, llm
+              --skip PHASES           comma-separated: codec, e2e, density, llm, cluster
               --clients LIST          client counts of the throughput curve (default 1,10,100,1000)
               --chunks N              chunks per benchmark run (default 100)
-              --frames N              frames per throughput point (default 200000)
-              --rounds N              rounds of the throughput curve, alternating order (default 2)
+              --frames N              frames per throughput point and per cluster point (default 200000)
+              --rounds N              rounds of the throughput curve and of the cluster phase, alternating
+                                      order (default 2)
               --density N             idle connections for the density phase (default 10000)
+              --cluster-conversations N  conversations of the cluster phase (default 1000)
               --client-threads N      event-loop threads of the load generator (default 1)
               --server-jvm-args ARGS  JVM options for the gateway and the floor (default none)
               --gateway-jar FILE      (default gateway-server/target/switchboard.jar)
@@ -51,6 +53,7 @@ public final class BenchSuite {
         Long frames = null;
         Integer rounds = null;
         Integer density = null;
+        Integer clusterConversations = null;
         int clientThreads = 1;
         List<String> serverJvmArgs = List.of();
         Path gatewayJar = Path.of("gateway-server/target/switchboard.jar");
@@ -79,6 +82,7 @@ public final class BenchSuite {
                 case "--frames" -> frames = Long.parseLong(v);
                 case "--rounds" -> rounds = Integer.parseInt(v);
                 case "--density" -> density = Integer.parseInt(v);
+                case "--cluster-conversations" -> clusterConversations = Integer.parseInt(v);
                 case "--client-threads" -> clientThreads = Integer.parseInt(v);
                 case "--server-jvm-args" -> serverJvmArgs = v.isBlank() ? List.of() : List.of(v.strip().split("\\s+"));
                 case "--gateway-jar" -> gatewayJar = Path.of(v);
@@ -88,8 +92,8 @@ public final class BenchSuite {
             }
         }
         for (String phase : skip) {
-            if (!Set.of("codec", "e2e", "density", "llm").contains(phase)) {
-                fail("--skip takes codec, e2e, density or llm, not " + phase);
+            if (!Set.of("codec", "e2e", "density", "llm", "cluster").contains(phase)) {
+                fail("--skip takes codec, e2e, density, llm or cluster, not " + phase);
             }
         }
         // Only a whole run replaces the committed report and chart unless --out and --chart say otherwise.
@@ -106,11 +110,18 @@ public final class BenchSuite {
                 chunks != null ? chunks : base.chunks(), frames != null ? frames : base.framesPerPoint(),
                 rounds != null ? rounds : base.rounds(), base.limit(), base.pacedFor(), clientThreads, serverJvmArgs);
         int idle = density != null ? density : smoke ? 500 : 10_000;
+        ClusterBench.Settings clusterBase = smoke ? ClusterBench.Settings.smoke(clientThreads, serverJvmArgs)
+                : ClusterBench.Settings.full(clientThreads, serverJvmArgs);
+        ClusterBench.Settings clusterSettings = new ClusterBench.Settings(
+                clusterConversations != null ? clusterConversations : clusterBase.conversations(),
+                chunks != null ? chunks : clusterBase.chunks(), frames != null ? frames : clusterBase.framesPerPoint(),
+                rounds != null ? rounds : clusterBase.rounds(), clusterBase.limit(), clusterBase.warmUp(),
+                clusterBase.pacedConversations(), clusterBase.pacedFor(), clientThreads, serverJvmArgs);
 
         Files.createDirectories(workDir);
         String java = ProcessHandle.current().info().command().orElse("java");
         Path benchJar = Path.of(BenchSuite.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        if (!skip.contains("e2e") || !skip.contains("density") || !skip.contains("llm")) {
+        if (!skip.contains("e2e") || !skip.contains("density") || !skip.contains("llm") || !skip.contains("cluster")) {
             require(Files.isRegularFile(gatewayJar), "no gateway jar at " + gatewayJar + "; build it first (bench/run.sh does)");
         }
         if (!skip.contains("e2e")) {
@@ -164,9 +175,14 @@ public final class BenchSuite {
                     workDir, gatewayJar, java).run();
         }
 
+        ClusterBench.Results cluster = null;
+        if (!skip.contains("cluster")) {
+            cluster = new ClusterBench(clusterSettings, workDir, gatewayJar, java).run();
+        }
+
         Path notes = Path.of("bench/NOTES.md");
         String command = "./bench/run.sh" + (args.length == 0 ? "" : " " + String.join(" ", args));
-        Report.write(new Report.Inputs(machine.ended(), command, smoke, codec, e2e, e2eSettings, densities, llm,
+        Report.write(new Report.Inputs(machine.ended(), command, smoke, codec, e2e, e2eSettings, densities, llm, cluster,
                 Files.isRegularFile(notes) && !smoke ? Files.readString(notes) : null, chart, out,
                 (System.nanoTime() - start) / 1e9));
         log("wrote " + out + (e2e != null ? " and " + chart : "") + String.format(" in %.1f minutes",

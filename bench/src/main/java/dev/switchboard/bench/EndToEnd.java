@@ -67,7 +67,12 @@ public final class EndToEnd {
     /** As {@link #startGateway(String, Path, List, Path, String)}, with these options besides. */
     static ServerProcess startGateway(String java, Path jar, List<String> jvmArgs, Path workDir, String name,
                                       List<String> options) throws Exception {
-        int port = ServerProcess.freePort();
+        return startGateway(java, jar, jvmArgs, workDir, name, options, ServerProcess.freePort());
+    }
+
+    /** As {@link #startGateway(String, Path, List, Path, String, List)}, on this port. */
+    static ServerProcess startGateway(String java, Path jar, List<String> jvmArgs, Path workDir, String name,
+                                      List<String> options, int port) throws Exception {
         Path data = Files.createTempDirectory(workDir, name + "-data");
         List<String> cmd = new ArrayList<>(List.of(java));
         cmd.addAll(jvmArgs);

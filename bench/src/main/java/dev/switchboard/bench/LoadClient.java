@@ -9,6 +9,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -46,6 +47,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The load generator: N concurrent connections of one dialect, each running its
@@ -106,6 +108,140 @@ public final class LoadClient implements AutoCloseable {
     }
 
     /**
+     * The cluster's workload, set up: {@code count} AG-UI conversations over WebSocket, each with two
+     * connections: a <em>starter</em> on {@code runPort} that sends the conversation's run inputs (so the
+     * runs execute on that server), and a measured <em>reader</em> on {@code readPort} joined to the
+     * conversation. Each starter creates its conversation with a run of one chunk; its reader joins after
+     * that run's last event ({@code /agui/ws?threadId=<id>&last_seq=<n>}: a join takes effect a moment
+     * after the upgrade, and a run that ended before that would not be shown live, where after a cursor
+     * it is replayed); a second run of one chunk must then reach the reader. The connections stay open
+     * for every {@link Pairs#run} until {@link Pairs#close}. Both connections of a conversation share
+     * one event loop of the client.
+     */
+    public Pairs openPairs(int runPort, int readPort, int count) throws InterruptedException {
+        Measurement setUp = new Measurement(new LoadPlan(Dialect.AGUI_WS, count, 1, 1, java.time.Duration.ZERO,
+                java.time.Duration.ofMinutes(2)));
+        Pairs pairs = new Pairs(count);
+        try {
+            long t0 = System.nanoTime();
+            Semaphore opening = new Semaphore(CONNECTING);
+            CountDownLatch startersOpen = new CountDownLatch(count);
+            for (int i = 0; i < count; i++) {
+                opening.acquire();
+                Pair p = new Pair(group.next(), opening);
+                pairs.all.add(p);
+                p.connect(p.starter, runPort, Dialect.AGUI_WS.path, startersOpen, setUp);
+            }
+            await(startersOpen, "the starters did not connect", setUp);
+            CountDownLatch created = new CountDownLatch(count);
+            pairs.all.forEach(p -> p.setUp(Pair.Stage.CREATE, created, setUp));
+            await(created, "the starters did not create their conversations", setUp);
+            long t1 = System.nanoTime();
+            CountDownLatch readersOpen = new CountDownLatch(count);
+            for (Pair p : pairs.all) {
+                opening.acquire();
+                p.connect(p.reader, readPort, Dialect.AGUI_WS.path + "?threadId=" + p.conversation + "&last_seq="
+                        + p.createdSeq, readersOpen, setUp);
+            }
+            await(readersOpen, "the readers did not connect", setUp);
+            CountDownLatch joined = new CountDownLatch(count);
+            pairs.all.forEach(p -> p.setUp(Pair.Stage.JOIN, joined, setUp));
+            await(joined, "a run did not reach the readers that joined its conversation", setUp);
+            long t2 = System.nanoTime();
+            pairs.setUpTimes = String.format("starters connected and conversations created in %.1f s, readers joined "
+                    + "and reached in %.1f s", (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+            return pairs;
+        } catch (InterruptedException | RuntimeException e) {
+            pairs.close();
+            throw e;
+        }
+    }
+
+    /** Waits for a set-up step of {@link #openPairs}, at most 120 s, and fails at the first error. */
+    private static void await(CountDownLatch latch, String what, Measurement m) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!latch.await(100, TimeUnit.MILLISECONDS)) {
+            if (m.errors.get() > 0 || System.nanoTime() > deadline) {
+                break;
+            }
+        }
+        if (m.errors.get() > 0 || latch.getCount() > 0) {
+            String first = m.firstError.get();
+            throw new IllegalStateException(what + " (" + latch.getCount() + " left, " + m.errors.get() + " errors"
+                    + (first == null ? "" : "; the first: " + first) + ")");
+        }
+    }
+
+    /** The conversations of {@link #openPairs}, each a starter and a reader, open until closed. */
+    public final class Pairs implements AutoCloseable {
+        private final List<Pair> all;
+        private volatile String firstError;
+        private String setUpTimes = "";
+
+        private Pairs(int count) {
+            this.all = new ArrayList<>(count);
+        }
+
+        public int size() {
+            return all.size();
+        }
+
+        /** How long the set-up's steps took, for the log. */
+        public String setUpTimes() {
+            return setUpTimes;
+        }
+
+        /** What the first error of the last {@link #run} was, or null. */
+        public String firstError() {
+            return firstError;
+        }
+
+        /**
+         * In the first {@code plan.clients()} conversations, the starter sends {@code benchmark <n>}, and the
+         * next run starts when the reader has this one's {@code RUN_FINISHED}: at once (back to back), or
+         * on the plan's schedule (a run every {@code interval} from a random phase, later if the last run
+         * has not ended by then). Frames, latency (from the emission time every AG-UI frame carries) and the
+         * time are the readers'; the starters' frames are read and not counted. Run inputs refused as busy
+         * are retried; any other error is counted (and retried).
+         */
+        public LoadResult run(String server, LoadPlan plan) throws InterruptedException {
+            if (plan.dialect() != Dialect.AGUI_WS || plan.clients() > all.size()) {
+                throw new IllegalArgumentException("paired runs are AG-UI over WebSocket, at most one a pair");
+            }
+            Measurement m = new Measurement(plan);
+            m.start = System.nanoTime();
+            long interval = plan.interval().toNanos();
+            for (Pair p : all.subList(0, plan.clients())) {
+                p.begin(m, interval == 0 ? 0 : ThreadLocalRandom.current().nextLong(interval));
+            }
+            boolean finished = m.done.await(plan.limit().toMillis(), TimeUnit.MILLISECONDS);
+            m.stopped = true;
+            long end = finished ? m.lastEnd.get() : System.nanoTime();
+            if (!finished) {
+                // Runs still streaming would spill into the next measurement: wait (a while) for their ends.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (all.stream().anyMatch(p -> p.sentAt != 0) && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+            }
+            firstError = m.firstError.get();
+            Histogram latency = new Histogram(3_600_000_000L, 3);
+            for (Histogram h : m.histograms) {
+                latency.add(h);
+            }
+            return new LoadResult(server, plan, m.frames.get(), m.runs.get(), m.retries.get(), m.errors.get(),
+                    end - m.start, !finished, latency, false, null, null, 0);
+        }
+
+        @Override
+        public void close() {
+            for (Pair p : all) {
+                p.close();
+            }
+        }
+    }
+
+    /**
      * Opens {@code count} WebSocket connections of {@code dialect} that send nothing, and returns
      * them once all are open; for measuring what an idle connection costs the server.
      */
@@ -154,8 +290,15 @@ public final class LoadClient implements AutoCloseable {
             histograms.add(h);
             return h;
         });
+        /** The first error's description, for a set-up that fails. */
+        final AtomicReference<String> firstError = new AtomicReference<>();
         volatile long start;
         volatile boolean stopped;
+
+        void error(String what) {
+            errors.incrementAndGet();
+            firstError.compareAndSet(null, what.length() > 500 ? what.substring(0, 500) + "…" : what);
+        }
 
         Measurement(LoadPlan plan) {
             this.plan = plan;
@@ -313,6 +456,280 @@ public final class LoadClient implements AutoCloseable {
         void close() {
             if (channel != null) {
                 channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * One conversation of {@link #openPairs}: its starter and its reader, both on {@code loop}, where
+     * everything but {@link #connect} runs.
+     */
+    private final class Pair {
+        enum Stage { CREATE, JOIN, MEASURE }
+
+        private static final byte[] RUN_FINISHED = Dialect.AGUI_WS.lastFrameMarker();
+        private static final byte[] RUN_ERROR = "\"type\":\"RUN_ERROR\"".getBytes(CharsetUtil.US_ASCII);
+        private static final byte[] ERROR = Dialect.AGUI_WS.errorMarker();
+        private static final byte[] BUSY = "\"errorCode\":\"run_in_progress\"".getBytes(CharsetUtil.US_ASCII);
+        private static final byte[] SEQ = "\"seq\":".getBytes(CharsetUtil.US_ASCII);
+
+        final EventLoop loop;
+        final String conversation = UUID.randomUUID().toString();
+        final Connection starter = new Connection(true);
+        final Connection reader = new Connection(false);
+        private final Semaphore opening;
+        /** The set-up or measurement under way; set on the loop. */
+        private Measurement m;
+        private Stage stage = Stage.CREATE;
+        private CountDownLatch setUpDone;
+        /** The run a set-up stage waits for, as its frames name it. */
+        private byte[] setUpRun;
+        private int runsDone;
+        private boolean finished;
+        /** A paced measurement's offset of this conversation's schedule. */
+        private long phase;
+        /** When the current run's input was sent, or 0 between runs. */
+        private volatile long sentAt;
+        /** The seq of the creating run's last event. */
+        volatile long createdSeq;
+
+        Pair(EventLoop loop, Semaphore opening) {
+            this.loop = loop;
+            this.opening = opening;
+        }
+
+        void connect(Connection c, int port, String uri, CountDownLatch connected, Measurement setUp) {
+            c.connected = connected;
+            c.setUp = setUp;
+            new Bootstrap().group(loop).channel(NioSocketChannel.class)
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 30_000)
+                    .handler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            c.channel = ch;
+                            WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
+                                    .webSocketUri(URI.create("ws://" + HOST + ":" + port + uri))
+                                    .version(WebSocketVersion.V13)
+                                    .allowExtensions(false)
+                                    .maxFramePayloadLength(MAX_FRAME)
+                                    .handshakeTimeoutMillis(60_000)
+                                    .build();
+                            ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(65536),
+                                    new WebSocketClientProtocolHandler(config), new WebSocketFrameAggregator(MAX_FRAME), c);
+                        }
+                    })
+                    .connect(HOST, port).addListener(f -> {
+                        if (!f.isSuccess()) {
+                            setUp.error("could not connect to port " + port + ": " + f.cause());
+                            c.opened();
+                        }
+                    });
+        }
+
+        /** Sends a set-up run of one chunk and counts {@code done} down when it has arrived where the stage says. */
+        void setUp(Stage stage, CountDownLatch done, Measurement setUp) {
+            loop.execute(() -> {
+                this.m = setUp;
+                this.stage = stage;
+                this.setUpDone = done;
+                sendRun();
+            });
+        }
+
+        void begin(Measurement measurement, long phaseNanos) {
+            loop.execute(() -> {
+                m = measurement;
+                stage = Stage.MEASURE;
+                setUpDone = null;
+                runsDone = 0;
+                finished = false;
+                phase = phaseNanos;
+                next(phaseNanos);
+            });
+        }
+
+        /** Starts the next measured run now or when its turn comes. */
+        private void next(long delayNanos) {
+            if (delayNanos <= 0) {
+                sendRun();
+            } else {
+                loop.schedule(this::sendRun, delayNanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        private void sendRun() {
+            if (finished || m.stopped) {
+                return;
+            }
+            if (!starter.active() || stage != Stage.CREATE && !reader.active()) {
+                m.error("a connection of conversation " + conversation + " closed");
+                finish();
+                return;
+            }
+            String runId = Ids.next("run");
+            String text = stage == Stage.MEASURE ? m.plan.message() : "benchmark 1";
+            setUpRun = stage == Stage.MEASURE ? null : ("\"runId\":\"" + runId + "\"").getBytes(CharsetUtil.US_ASCII);
+            sentAt = System.nanoTime();
+            starter.channel.writeAndFlush(new TextWebSocketFrame(
+                    Dialect.AGUI_WS.request(conversation, runId, Ids.next("msg"), text)));
+        }
+
+        void starterFrame(ByteBuf buf, int from, int to) {
+            if (sentAt == 0 || m == null) {
+                return;
+            }
+            if (Bytes.contains(buf, from, to, ERROR)) {
+                // Busy: the conversation's last run had not quite ended where it runs. Anything else is an
+                // error, counted; either way the run is asked for again shortly.
+                if (Bytes.contains(buf, from, to, BUSY)) {
+                    m.retries.incrementAndGet();
+                } else {
+                    m.error("conversation " + conversation + ", starter: " + buf.toString(from, to - from,
+                            CharsetUtil.UTF_8));
+                }
+                sentAt = 0;
+                loop.schedule(this::sendRun, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            } else if (stage == Stage.CREATE && setUpRun != null && Bytes.contains(buf, from, to, RUN_FINISHED)
+                    && Bytes.contains(buf, from, to, setUpRun)) {
+                int at = Bytes.indexOf(buf, from, to, SEQ);
+                createdSeq = Math.max(0, at < 0 ? 0 : Bytes.readLong(buf, at + SEQ.length, to));
+                sentAt = 0;
+                setUpDone.countDown();
+            }
+        }
+
+        void readerFrame(ByteBuf buf, int from, int to) {
+            if (m == null) {
+                return;
+            }
+            if (Bytes.contains(buf, from, to, ERROR) || Bytes.contains(buf, from, to, RUN_ERROR)) {
+                m.error("conversation " + conversation + ", reader: " + buf.toString(from, to - from, CharsetUtil.UTF_8));
+            }
+            if (sentAt == 0) {
+                return;
+            }
+            if (stage == Stage.JOIN) {
+                if (setUpRun != null && Bytes.contains(buf, from, to, RUN_FINISHED) && Bytes.contains(buf, from, to, setUpRun)) {
+                    sentAt = 0;
+                    setUpDone.countDown();
+                }
+                return;
+            }
+            if (stage != Stage.MEASURE) {
+                return;
+            }
+            int at = Bytes.indexOf(buf, from, to, TIMESTAMP);
+            long ts = at < 0 ? -1 : Bytes.readLong(buf, at + TIMESTAMP.length, to);
+            if (ts < 0) {
+                m.error("conversation " + conversation + ", reader: a frame without a timestamp");
+                return;
+            }
+            Instant now = Instant.now();
+            long latency = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000 - ts * 1000;
+            m.frames.incrementAndGet();
+            m.latency.get().recordValue(Math.max(0, Math.min(latency, 3_600_000_000L)));
+            if (Bytes.contains(buf, from, to, RUN_FINISHED)) {
+                sentAt = 0;
+                runsDone++;
+                m.runs.incrementAndGet();
+                m.lastEnd.accumulateAndGet(System.nanoTime(), Math::max);
+                if (runsDone == m.plan.runsPerClient()) {
+                    finish();
+                } else {
+                    long interval = m.plan.interval().toNanos();
+                    next(interval == 0 ? 0 : m.start + phase + runsDone * interval - System.nanoTime());
+                }
+            }
+        }
+
+        void finish() {
+            if (!finished) {
+                finished = true;
+                if (stage == Stage.MEASURE) {
+                    m.done.countDown();
+                }
+            }
+        }
+
+        void close() {
+            for (Connection c : new Connection[] {starter, reader}) {
+                if (c.channel != null) {
+                    c.closing = true;
+                    c.channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+                }
+            }
+        }
+
+        /** One of the two connections. */
+        final class Connection extends ChannelInboundHandlerAdapter {
+            final boolean starts;
+            Channel channel;
+            CountDownLatch connected;
+            Measurement setUp;
+            volatile boolean closing;
+            private boolean open;
+
+            Connection(boolean starts) {
+                this.starts = starts;
+            }
+
+            boolean active() {
+                return channel != null && channel.isActive();
+            }
+
+            void opened() {
+                if (!open) {
+                    open = true;
+                    opening.release();
+                    connected.countDown();
+                }
+            }
+
+            @Override
+            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+                    opened();
+                } else if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_TIMEOUT) {
+                    setUp.error("a WebSocket handshake timed out");
+                    opened();
+                }
+                ctx.fireUserEventTriggered(evt);
+            }
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (!(msg instanceof TextWebSocketFrame frame)) {
+                    ReferenceCountUtil.release(msg);
+                    return;
+                }
+                try {
+                    ByteBuf buf = frame.content();
+                    if (starts) {
+                        starterFrame(buf, buf.readerIndex(), buf.writerIndex());
+                    } else {
+                        readerFrame(buf, buf.readerIndex(), buf.writerIndex());
+                    }
+                } finally {
+                    frame.release();
+                }
+            }
+
+            @Override
+            public void channelInactive(ChannelHandlerContext ctx) {
+                if (!closing) {
+                    (m != null ? m : setUp).error("conversation " + conversation + ": the "
+                            + (starts ? "starter" : "reader") + "'s connection closed");
+                    finish();
+                }
+                opened();
+                ctx.fireChannelInactive();
+            }
+
+            @Override
+            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                (m != null ? m : setUp).error("conversation " + conversation + ": " + cause);
+                ctx.close();
             }
         }
     }

@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Reads processes' CPU time and resident memory from {@code /proc/<pid>} (Linux), and samples
@@ -89,6 +91,40 @@ public final class ProcessProbe {
         } catch (IOException | RuntimeException e) {
             return 0;
         }
+    }
+
+    /**
+     * CPU ticks of a process and all its descendants (a database server and its backends): user and
+     * system time of each, and of the children each has already reaped.
+     */
+    public static long treeCpuTicks(long pid) {
+        Optional<ProcessHandle> root = ProcessHandle.of(pid);
+        if (root.isEmpty()) {
+            return 0;
+        }
+        long ticks = cpuTicksWithReaped(pid);
+        try (Stream<ProcessHandle> all = root.get().descendants()) {
+            for (ProcessHandle p : (Iterable<ProcessHandle>) all::iterator) {
+                ticks += cpuTicksWithReaped(p.pid());
+            }
+        }
+        return ticks;
+    }
+
+    private static long cpuTicksWithReaped(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // utime, stime, cutime, cstime: fields 14 to 17 of proc(5).
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** Seconds of CPU for a count of {@code /proc} ticks. */
+    public static double seconds(long ticks) {
+        return ticks / TICKS;
     }
 
     /** The process's resident set now; 0 when it is gone. */

