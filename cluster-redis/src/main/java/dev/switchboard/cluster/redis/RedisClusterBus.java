@@ -299,16 +299,28 @@ public final class RedisClusterBus implements ClusterBus {
                 ascii(ttlMs));
     }
 
-    /** {@inheritDoc} {@code seq} must be at least 1. */
+    /** {@inheritDoc} Every seq must be at least 1; at least one event. */
     @Override
-    public CompletableFuture<Published> publish(Lease lease, long seq, byte[] payload) {
-        if (seq < 1) {
-            throw new IllegalArgumentException("seq is " + seq + " but must be at least 1");
+    public CompletableFuture<Published> publish(Lease lease, List<Publication> events) {
+        if (events.isEmpty()) {
+            throw new IllegalArgumentException("nothing to publish");
         }
         String conversationId = lease.conversationId();
+        byte[][] args = new byte[4 + 2 * events.size()][];
+        args[0] = utf8(lease.token());
+        args[1] = streamMax;
+        args[2] = historyTtlSeconds;
+        args[3] = utf8(RedisKeys.channel(conversationId));
+        for (int i = 0; i < events.size(); i++) {
+            Publication event = events.get(i);
+            if (event.seq() < 1) {
+                throw new IllegalArgumentException("seq is " + event.seq() + " but must be at least 1");
+            }
+            args[4 + 2 * i] = ascii(event.seq());
+            args[5 + 2 * i] = event.payload();
+        }
         CompletableFuture<Published> sent = PUBLISH.<Long>run(redis, ScriptOutputType.INTEGER,
-                        RedisKeys.conversation(conversationId), utf8(lease.token()), ascii(seq), payload, streamMax,
-                        historyTtlSeconds, utf8(RedisKeys.channel(conversationId)))
+                        RedisKeys.conversation(conversationId), args)
                 .thenApply(code -> PUBLISH_ANSWERS[code.intValue()]);
         unanswered.put(lease.token(), sent);
         sent.whenComplete((published, e) -> unanswered.remove(lease.token(), sent));

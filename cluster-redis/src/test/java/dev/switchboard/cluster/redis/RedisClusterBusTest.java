@@ -3,6 +3,7 @@ package dev.switchboard.cluster.redis;
 import dev.switchboard.core.spi.ClusterBus.Entry;
 import dev.switchboard.core.spi.ClusterBus.History;
 import dev.switchboard.core.spi.ClusterBus.Lease;
+import dev.switchboard.core.spi.ClusterBus.Publication;
 import dev.switchboard.core.spi.ClusterBus.Published;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
@@ -311,6 +312,34 @@ class RedisClusterBusTest {
         assertThat(prevSeqs(received)).containsExactlyElementsOf(LongStream.range(0, 200).map(i -> 2 * i).boxed()
                 .toList());
         assertThat(received).extracting(e -> text(e.payload())).startsWith("event 1", "event 2").endsWith("event 200");
+        get(two.unsubscribe(conversation, listener));
+    }
+
+    @Test
+    void severalEventsPublishedInOneStepArriveAndAreKeptInOrderEachWithTheSeqBeforeIt() {
+        String conversation = conversation();
+        List<Entry> received = new CopyOnWriteArrayList<>();
+        Consumer<Entry> listener = received::add;
+        get(two.subscribe(conversation, listener));
+        Lease lease = acquired(one, conversation);
+        publish(one, lease, 3, "three");
+
+        Published many = get(one.publish(lease, List.of(new Publication(4, bytes("four")),
+                new Publication(5, bytes("five")), new Publication(9, bytes("nine")))));
+        assertThat(many).isEqualTo(Published.PUBLISHED);
+        awaitSize(received, 4);
+        assertThat(seqs(received)).containsExactly(3L, 4L, 5L, 9L);
+        assertThat(prevSeqs(received)).containsExactly(0L, 3L, 4L, 5L);
+        History h = get(one.history(conversation, 3, 10));
+        assertThat(h.topSeq()).isEqualTo(9);
+        assertThat(h.continues(3)).isTrue();
+        assertThat(h.entries()).extracting(e -> text(e.payload())).containsExactly("four", "five", "nine");
+
+        Published stale = get(one.publish(lease, List.of(new Publication(10, bytes("ten")),
+                new Publication(10, bytes("ten again")))));
+        assertThat(stale).as("a seq that does not rise refuses the whole publish").isEqualTo(Published.STALE);
+        assertThat(get(one.history(conversation, 9, 10)).entries()).isEmpty();
+        assertThat(get(one.history(conversation, 0, 10)).topSeq()).isEqualTo(9);
         get(two.unsubscribe(conversation, listener));
     }
 

@@ -10,6 +10,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -33,6 +34,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The hub's side of a cluster. A node keeps each conversation it holds in memory in step with the
@@ -55,12 +58,16 @@ public final class ClusterLink {
     private static final int PAGE = 500;
     private static final Duration WAIT = Duration.ofSeconds(5);
     private static final Duration FORWARD_WAIT = Duration.ofSeconds(10);
+    /** Events waiting for the bus past which emitters wait (see {@link #awaitRoom}). */
+    static final int MAX_QUEUED = 1 << 14;
 
     private final ClusterBus bus;
     private final ConversationStore store;
     private final Executor workers;
     private final ScheduledExecutorService timer;
     private final Map<String, Forward> forwards = new ConcurrentHashMap<>();
+    /** Events emitted here and not yet answered by the bus. */
+    private final AtomicInteger queued = new AtomicInteger();
     private ConversationTable table;
     private Emitter emitter;
     private Replay replay;
@@ -253,6 +260,11 @@ public final class ClusterLink {
     boolean hold(ConversationState c) {
         synchronized (c.leaseLock) {
             synchronized (c) {
+                if (c.lease == null && c.releaseWhenPublished != null) {
+                    // Let go a moment ago, its last events still on their way: still this node's.
+                    c.lease = c.releaseWhenPublished;
+                    c.releaseWhenPublished = null;
+                }
                 if (c.lease != null) {
                     c.leaseHolds++;
                     return true;
@@ -298,7 +310,16 @@ public final class ClusterLink {
             }
             lease = c.lease;
             c.lease = null;
+            if (c.publishing) {
+                // After the events still on their way: the next writer must find them published.
+                c.releaseWhenPublished = lease;
+                return;
+            }
         }
+        letGo(c, lease);
+    }
+
+    private void letGo(ConversationState c, ClusterBus.Lease lease) {
         bus.release(lease).whenComplete((released, e) -> {
             if (e != null || !released) {
                 log.warn("the write lease of conversation {} had ended before it was released", c.id);
@@ -308,7 +329,9 @@ public final class ClusterLink {
 
     /**
      * Sends an event this node emitted to the cluster, {@code json} its event's JSON; the caller holds
-     * the conversation's lock.
+     * the conversation's lock. One publish of a conversation is on its way at a time: what is emitted
+     * meanwhile goes in the next one, together, so a conversation streaming faster than Redis answers
+     * costs one script call per round trip rather than one per event, and its events stay in order.
      */
     void publishLocked(ConversationState c, Envelope env, String json) {
         ClusterBus.Lease lease = c.lease;
@@ -316,15 +339,64 @@ public final class ClusterLink {
             throw new IllegalStateException("conversation " + c.id + " emitted seq " + env.seq()
                     + " without its write lease");
         }
-        bus.publish(lease, env.seq(), ClusterPayload.encode(env, json)).whenComplete((published, e) -> {
+        ClusterBus.Publication event = new ClusterBus.Publication(env.seq(), ClusterPayload.encode(env, json));
+        queued.incrementAndGet();
+        if (c.publishing) {
+            c.outgoing.add(event);
+            return;
+        }
+        c.publishing = true;
+        send(c, lease, List.of(event));
+    }
+
+    /** Publishes {@code events} and, once answered, what was emitted meanwhile; the caller holds the lock. */
+    private void send(ConversationState c, ClusterBus.Lease lease, List<ClusterBus.Publication> events) {
+        CompletableFuture<ClusterBus.Published> sent;
+        try {
+            sent = bus.publish(lease, events);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        sent.whenComplete((published, e) -> {
+            queued.addAndGet(-events.size());
             if (e != null) {
-                log.warn("event {} of conversation {} did not reach the cluster: {}", env.seq(), c.id, e.toString());
+                log.warn("{} of conversation {} did not reach the cluster: {}",
+                        Plural.of(events.size(), "event"), c.id, e.toString());
             } else if (published == ClusterBus.Published.LEASE_LOST) {
                 workers.execute(() -> lost(c, lease));
             } else if (published == ClusterBus.Published.STALE) {
-                log.warn("the cluster refused event {} of conversation {}: a later seq was published", env.seq(), c.id);
+                log.warn("the cluster refused {} of conversation {}: a later seq was published",
+                        Plural.of(events.size(), "event"), c.id);
+            }
+            ClusterBus.Lease letGo = null;
+            synchronized (c) {
+                if (!c.outgoing.isEmpty()) {
+                    List<ClusterBus.Publication> next = c.outgoing;
+                    c.outgoing = new ArrayList<>();
+                    send(c, lease, next);
+                    return;
+                }
+                c.publishing = false;
+                if (c.releaseWhenPublished != null) {
+                    letGo = c.releaseWhenPublished;
+                    c.releaseWhenPublished = null;
+                }
+            }
+            if (letGo != null) {
+                letGo(c, letGo);
             }
         });
+    }
+
+    /**
+     * Waits while more than {@link #MAX_QUEUED} events this node emitted wait for Redis, so that a
+     * runtime emitting faster than the cluster takes them is slowed to its pace; call it holding no
+     * conversation's lock.
+     */
+    void awaitRoom() {
+        while (queued.get() > MAX_QUEUED) {
+            LockSupport.parkNanos(100_000);
+        }
     }
 
     /** The node lost the conversation's lease: its run stops here; the node that takes over fails it. */

@@ -59,6 +59,12 @@ public final class ConversationState {
     /** Reading the bus's history: what arrives meanwhile waits in {@link #held}. */
     boolean catchingUp;
     final TreeMap<Long, ClusterBus.Entry> held = new TreeMap<>();
+    /** A publish of this conversation's events is on its way: what is emitted meanwhile waits in {@link #outgoing}. */
+    boolean publishing;
+    /** Events emitted while a publish was on its way, sent together when it is answered. */
+    List<ClusterBus.Publication> outgoing = new ArrayList<>(0);
+    /** A lease to let go once {@link #outgoing} is published: its release must follow its events. */
+    ClusterBus.Lease releaseWhenPublished;
     /** History messages other nodes' runs added lately, which the store may not hold yet. */
     final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
 

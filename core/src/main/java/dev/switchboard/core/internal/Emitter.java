@@ -325,6 +325,9 @@ public final class Emitter {
      */
     void awaitRoom() {
         writer.awaitRoom();
+        if (cluster != null) {
+            cluster.awaitRoom();
+        }
     }
 
     /** Runs {@code action} once every write queued so far is stored. */

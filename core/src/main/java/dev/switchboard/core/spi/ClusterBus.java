@@ -51,11 +51,16 @@ public interface ClusterBus {
     CompletableFuture<List<Lease>> claimExpired(int limit);
 
     /**
-     * Appends event {@code seq} to the conversation's history and delivers it to every node that
-     * subscribed. Refused, and not kept, unless {@code lease} still holds the conversation and
-     * {@code seq} is above every seq published so far.
+     * Appends events to the conversation's history, in order, and delivers each to every node that
+     * subscribed, in one step. Refused whole, and nothing kept, unless {@code lease} still holds the
+     * conversation and each seq is above every seq published before it.
      */
-    CompletableFuture<Published> publish(Lease lease, long seq, byte[] payload);
+    CompletableFuture<Published> publish(Lease lease, List<Publication> events);
+
+    /** {@link #publish(Lease, List)} of one event. */
+    default CompletableFuture<Published> publish(Lease lease, long seq, byte[] payload) {
+        return publish(lease, List.of(new Publication(seq, payload)));
+    }
 
     /** At most {@code limit} entries of the conversation's history after {@code afterSeq}, oldest first. */
     CompletableFuture<History> history(String conversationId, long afterSeq, int limit);
@@ -115,6 +120,15 @@ public interface ClusterBus {
      *                       got, and the next seq must come after every seq reserved in the store.
      */
     record Lease(String conversationId, String nodeId, String token, long topSeq, boolean clean) {
+    }
+
+    /**
+     * An event to publish.
+     *
+     * @param seq     its seq, given by the conversation's writer
+     * @param payload the bytes subscribers receive
+     */
+    record Publication(long seq, byte[] payload) {
     }
 
     /**
