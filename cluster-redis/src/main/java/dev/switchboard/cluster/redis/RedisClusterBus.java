@@ -238,17 +238,17 @@ public final class RedisClusterBus implements ClusterBus {
      * the lease afterwards.
      */
     @Override
-    public CompletableFuture<Boolean> release(Lease lease) {
+    public CompletableFuture<Boolean> release(Lease lease, long topSeq) {
         CompletableFuture<Published> lastPublish = unanswered.get(lease.token());
         if (lastPublish == null) {
-            return sendRelease(lease);
+            return sendRelease(lease, topSeq);
         }
-        return lastPublish.handle((published, e) -> null).thenCompose(v -> sendRelease(lease));
+        return lastPublish.handle((published, e) -> null).thenCompose(v -> sendRelease(lease, topSeq));
     }
 
-    private CompletableFuture<Boolean> sendRelease(Lease lease) {
+    private CompletableFuture<Boolean> sendRelease(Lease lease, long topSeq) {
         return LEASE_RELEASE.<Long>run(redis, ScriptOutputType.INTEGER, RedisKeys.leaseAndMeta(lease.conversationId()),
-                        utf8(lease.token()))
+                        utf8(lease.token()), ascii(Math.max(0, topSeq)))
                 .thenCompose(released -> redis.zrem(RedisKeys.LEASE_INDEX, utf8(indexMember(lease)))
                         .thenApply(removed -> released == 1));
     }

@@ -442,6 +442,16 @@ class RedisClusterBusTest {
     }
 
     @Test
+    void aWriterThatStartedAboveTheTopLetsGoAtItsOwnTopSoTheNextGoesOnFromThere() {
+        String conversation = conversation();
+        Lease first = acquired(one, conversation);
+        publish(one, first, 3, "three");
+        assertThat(get(one.release(first, 70_000))).isTrue();
+        assertThat(acquired(two, conversation)).extracting(Lease::topSeq, Lease::clean)
+                .as("clean, at the writer's own top").containsExactly(70_000L, true);
+    }
+
+    @Test
     void aReleaseTakesEffectAfterThePublishesSentBeforeIt() {
         String conversation = conversation();
         Lease lease = acquired(one, conversation);

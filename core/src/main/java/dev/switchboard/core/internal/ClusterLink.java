@@ -31,6 +31,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -66,6 +68,15 @@ public final class ClusterLink {
     private final Executor workers;
     private final ScheduledExecutorService timer;
     private final Map<String, Forward> forwards = new ConcurrentHashMap<>();
+    /**
+     * Takes conversations over from writers that stopped, one at a time, apart from the hub's workers:
+     * a busy node must not leave a dead writer's run unfailed while its workers wait on requests.
+     */
+    private final ExecutorService takeovers = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "switchboard-cluster-takeover");
+        t.setDaemon(true);
+        return t;
+    });
     /** Events emitted here and not yet answered by the bus. */
     private final AtomicInteger queued = new AtomicInteger();
     private ConversationTable table;
@@ -278,6 +289,10 @@ public final class ClusterLink {
             try {
                 long floor = lease.clean() ? 0 : store.lastSeq(c.id);
                 catchUp(c);
+                if (!lease.clean()) {
+                    // The last writer may have stored events it never published: learn them too.
+                    catchUpFromStore(c);
+                }
                 synchronized (c) {
                     c.lease = lease;
                     c.leaseHolds = 1;
@@ -301,9 +316,31 @@ public final class ClusterLink {
         }
     }
 
+    /** Applies what the store holds above the conversation's last seq here, in order. */
+    private void catchUpFromStore(ConversationState c) {
+        while (true) {
+            long from;
+            synchronized (c) {
+                from = c.lastSeq;
+            }
+            List<Envelope> page = store.events(c.id, from, PAGE);
+            synchronized (c) {
+                for (Envelope e : page) {
+                    if (e.seq() > c.lastSeq) {
+                        emitter.acceptLocked(c, e);
+                    }
+                }
+            }
+            if (page.size() < PAGE) {
+                return;
+            }
+        }
+    }
+
     /** Ends one use of the conversation's lease; the last one lets it go, after what it published. */
     void release(ConversationState c) {
         ClusterBus.Lease lease;
+        long top;
         synchronized (c) {
             if (c.lease == null || --c.leaseHolds > 0) {
                 return;
@@ -315,12 +352,14 @@ public final class ClusterLink {
                 c.releaseWhenPublished = lease;
                 return;
             }
+            top = c.lastSeq;
         }
-        letGo(c, lease);
+        letGo(c, lease, top);
     }
 
-    private void letGo(ConversationState c, ClusterBus.Lease lease) {
-        bus.release(lease).whenComplete((released, e) -> {
+    /** Lets the lease go, the conversation's top here, {@code top}, its clean point. */
+    private void letGo(ConversationState c, ClusterBus.Lease lease, long top) {
+        bus.release(lease, top).whenComplete((released, e) -> {
             if (e != null || !released) {
                 log.warn("the write lease of conversation {} had ended before it was released", c.id);
             }
@@ -336,8 +375,9 @@ public final class ClusterLink {
     void publishLocked(ConversationState c, Envelope env, String json) {
         ClusterBus.Lease lease = c.lease;
         if (lease == null) {
-            throw new IllegalStateException("conversation " + c.id + " emitted seq " + env.seq()
-                    + " without its write lease");
+            // The lease was lost a moment ago and its run not stopped yet: the bus would refuse it.
+            log.debug("event {} of conversation {} stays on this node: its write lease was lost", env.seq(), c.id);
+            return;
         }
         ClusterBus.Publication event = new ClusterBus.Publication(env.seq(), ClusterPayload.encode(env, json));
         queued.incrementAndGet();
@@ -369,7 +409,9 @@ public final class ClusterLink {
                         Plural.of(events.size(), "event"), c.id);
             }
             ClusterBus.Lease letGo = null;
+            long top;
             synchronized (c) {
+                top = c.lastSeq;
                 if (!c.outgoing.isEmpty()) {
                     List<ClusterBus.Publication> next = c.outgoing;
                     c.outgoing = new ArrayList<>();
@@ -383,7 +425,7 @@ public final class ClusterLink {
                 }
             }
             if (letGo != null) {
-                letGo(c, letGo);
+                letGo(c, letGo, top);
             }
         });
     }
@@ -415,7 +457,7 @@ public final class ClusterLink {
         if (run != null) {
             run.abandon();
             // Whoever took the lease over failed the run; if nobody did (the bus lost its leases), this node does.
-            timer.schedule(() -> workers.execute(() -> takeOver(c.id, "its writer lost the lease")),
+            timer.schedule(() -> takeovers.execute(() -> takeOver(c.id, "its writer lost the lease")),
                     bus.leaseTtl().toMillis(), TimeUnit.MILLISECONDS);
         }
     }
@@ -444,7 +486,7 @@ public final class ClusterLink {
                 return;
             }
             for (ClusterBus.Lease expired : leases) {
-                workers.execute(() -> takeOver(expired.conversationId(), "node " + expired.nodeId()
+                takeovers.execute(() -> takeOver(expired.conversationId(), "node " + expired.nodeId()
                         + " stopped renewing its write lease"));
             }
         });

@@ -56,6 +56,8 @@ public final class Runs {
     private final RateLimiter runLimiter;
     /** The cluster this node is part of; null when it runs alone. */
     final ClusterLink cluster;
+    private static final int HOLD_ATTEMPTS = 4;
+    private static final long HOLD_PAUSE_MS = 50;
     private volatile boolean shuttingDown;
 
     public Runs(ConversationStore store, AgentRuntime runtime, Moderation moderation, RateLimiter runLimiter,
@@ -148,7 +150,7 @@ public final class Runs {
      */
     private boolean holdForRun(ConversationState c, Subscriber from) {
         try {
-            if (!cluster.hold(c)) {
+            if (!holdSoon(c)) {
                 replay.subscribe(c, from, -1, true);
                 String runId;
                 synchronized (c) {
@@ -170,6 +172,27 @@ public final class Runs {
             log.warn("a run of conversation {} could not start: {}", c.id, e.getMessage());
             from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
             return false;
+        }
+    }
+
+    /**
+     * Holds the conversation's lease, asking again a few times over some 150 ms: a run that just
+     * ended on another node lets its lease go only once its last events are published.
+     */
+    private boolean holdSoon(ConversationState c) {
+        for (int attempt = 0; ; attempt++) {
+            if (cluster.hold(c)) {
+                return true;
+            }
+            if (attempt == HOLD_ATTEMPTS - 1) {
+                return false;
+            }
+            try {
+                Thread.sleep(HOLD_PAUSE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
         }
     }
 

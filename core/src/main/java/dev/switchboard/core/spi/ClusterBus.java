@@ -36,10 +36,17 @@ public interface ClusterBus {
     CompletableFuture<Boolean> renew(Lease lease);
 
     /**
-     * Ends the lease after every publish sent before it, and records the conversation's top seq as a
-     * clean point to continue from; false when it no longer held.
+     * Ends the lease after every publish sent before it, and records the conversation's top seq,
+     * raised to {@code topSeq} when that is higher, as a clean point to continue from: a writer that
+     * started above its predecessor's reservations (and may have published nothing since) passes its
+     * own top, so that the next writer goes on from there. False when the lease no longer held.
      */
-    CompletableFuture<Boolean> release(Lease lease);
+    CompletableFuture<Boolean> release(Lease lease, long topSeq);
+
+    /** {@link #release(Lease, long)} at the top seq published. */
+    default CompletableFuture<Boolean> release(Lease lease) {
+        return release(lease, 0);
+    }
 
     /** The node that holds the conversation's lease, if one does. */
     CompletableFuture<Optional<String>> holder(String conversationId);

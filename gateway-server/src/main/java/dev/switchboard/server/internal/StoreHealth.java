@@ -25,6 +25,8 @@ public final class StoreHealth implements AutoCloseable {
     private final ScheduledExecutorService probe;
     private volatile String problem;
     private volatile String clusterProblem;
+    /** Cluster checks failed in a row. */
+    private int clusterFailures;
 
     /** Checks the store, and the cluster's bus when {@code bus} is not null, every {@code every}. */
     public StoreHealth(ConversationStore store, ClusterBus bus, Duration every) {
@@ -60,6 +62,9 @@ public final class StoreHealth implements AutoCloseable {
             } catch (Exception e) {
                 is = "the cluster's check failed: " + e;
             }
+            // Two checks in a row, so that one slow answer under load does not take the node out.
+            clusterFailures = is == null ? 0 : clusterFailures + 1;
+            is = clusterFailures >= 2 || is == null ? is : was;
             clusterProblem = is;
             if (is != null && was == null) {
                 log.warn("cluster unavailable: {}", is);
