@@ -20,8 +20,11 @@ abstract class SoakClient implements Runnable {
     final String conversation;
     final boolean slow;
     final SoakPlan plan;
-    final int port;
     final Random random;
+    /** The port of the gateway of the current connection (or request): each one goes to a node at random. */
+    int port;
+    /** The port of the gateway that took the last connection or request. */
+    private int servedBy;
 
     /** The seqs this client was shown, each once, in the order it got them. */
     final List<Long> seqs = new ArrayList<>();
@@ -48,22 +51,28 @@ abstract class SoakClient implements Runnable {
     /** The cursor this connection resumed from, until its first event arrives. */
     private long resumedFrom = -1;
 
-    SoakClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
+    SoakClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan) {
         this.index = index;
         this.dialect = dialect;
         this.conversation = conversation;
         this.slow = slow;
         this.plan = plan;
-        this.port = port;
         this.random = new Random(plan.seed * 31 + index);
     }
 
-    static SoakClient of(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
+    /** A client of the gateways {@link SoakPlan#nodes} names. */
+    static SoakClient of(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan) {
         if (index % plan.stalledEvery == plan.stalledEvery / 2) {
-            return new SoakStalledReader(index, conversation, plan, port);
+            return new SoakStalledReader(index, conversation, plan);
         }
-        return dialect.webSocket ? new SoakWsClient(index, dialect, conversation, slow, plan, port)
-                : new SoakSseClient(index, dialect, conversation, slow, plan, port);
+        return dialect.webSocket ? new SoakWsClient(index, dialect, conversation, slow, plan)
+                : new SoakSseClient(index, dialect, conversation, slow, plan);
+    }
+
+    /** Picks the gateway of the next connection or request, as a balancer would: any node, at random. */
+    final int pickNode() {
+        port = plan.node(random);
+        return port;
     }
 
     @Override
@@ -110,29 +119,42 @@ abstract class SoakClient implements Runnable {
     }
 
     /**
-     * Connects (a live join first, then resuming from the cursor), retrying while the gateway
-     * restarts after the kill.
+     * Connects (a live join first, then resuming from the cursor) to a node picked at random,
+     * retrying while the gateway restarts after the kill (or picking another node of a cluster).
      */
     final void connect(Connect connect) throws InterruptedException {
         long deadline = System.nanoTime() + plan.frameWait.toNanos();
         while (true) {
             try {
+                pickNode();
                 connect.attempt();
-                trace("connected after " + cursor);
+                trace("connected to :" + port + " after " + cursor);
                 resuming();
-                if (cursor > 0) {
-                    plan.resumes.incrementAndGet();
-                }
+                served(cursor > 0);
                 return;
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {
-                if (!plan.inCrashWindow() || System.nanoTime() > deadline) {
-                    throw new IllegalStateException("cannot connect: " + e, e);
+                if (!plan.inCrashWindow(port) || System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cannot connect to :" + port + ": " + e, e);
                 }
                 Thread.sleep(100);
             }
         }
+    }
+
+    /**
+     * The gateway on {@link #port} took a connection or request: a resume (from the cursor) is
+     * counted, and whether it went to another node than the one before.
+     */
+    final void served(boolean resume) {
+        if (resume) {
+            plan.resumes.incrementAndGet();
+            if (servedBy != 0 && servedBy != port) {
+                plan.resumesOnAnotherNode.incrementAndGet();
+            }
+        }
+        servedBy = port;
     }
 
     /** The next connection starts: its first event must come after {@code cursor}. */
@@ -237,12 +259,12 @@ abstract class SoakClient implements Runnable {
     }
 
     /**
-     * A lost connection: the kill's, the gateway's cut-off of a reader that fell behind, or a
-     * failure. An SSE stream that just stops is counted, and the test holds the count against
-     * the cut-offs the gateway logged.
+     * A lost connection (to the gateway on {@link #port}): the kill's, the gateway's cut-off of a
+     * reader that fell behind, or a failure. An SSE stream that just stops is counted, and the
+     * test holds the count against the cut-offs the gateway logged.
      */
     final void lost(String how, Loss loss) {
-        if (plan.inCrashWindow()) {
+        if (plan.inCrashWindow(port)) {
             if (!outlivedKill) {
                 plan.crashDrops.incrementAndGet();
             }
@@ -252,7 +274,8 @@ abstract class SoakClient implements Runnable {
         } else if (loss == Loss.UNEXPLAINED && !dialect.webSocket) {
             plan.streamsEnded.incrementAndGet();
         } else {
-            fail("connection lost in state " + state + " (not the kill's, not a cut-off): " + how + "; " + traced());
+            fail("connection to :" + port + " lost in state " + state + " (not the kill's, not a cut-off): " + how + "; "
+                    + traced());
         }
     }
 

@@ -17,21 +17,22 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The soak's human in the loop, on A2H: polls the approvals every run waits for
  * ({@code GET /humanlayer/v1/agent/function_calls/pending}) and approves each with
- * {@code respond}; now and then it sends a malformed decision first, which must get a 4xx.
+ * {@code respond}; now and then it sends a malformed decision first, which must get a 4xx. Each
+ * sweep goes to one of the gateways {@link SoakPlan#nodes} names, at random.
  */
 final class SoakOperator implements Runnable {
     private static final String BASE = "/humanlayer/v1/agent/function_calls";
 
     private final SoakPlan plan;
-    private final int port;
     private final Random random;
+    /** The gateway of the current sweep. */
+    private volatile int port;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
     volatile boolean stop;
 
-    SoakOperator(SoakPlan plan, int port) {
+    SoakOperator(SoakPlan plan) {
         this.plan = plan;
-        this.port = port;
         this.random = new Random(plan.seed);
     }
 
@@ -43,8 +44,12 @@ final class SoakOperator implements Runnable {
         return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + BASE + path));
     }
 
-    /** One sweep: every approval pending now, approved, the decisions sent side by side. */
+    /** One sweep, on a node picked at random: every approval pending now, approved, the decisions sent side by side. */
     void sweep() throws InterruptedException {
+        port = plan.node(random);
+        long sweptAt = (System.nanoTime() - plan.startNanos) / 1_000_000;
+        // A decision a cluster node forwards to the node running its run waits for that node's answer.
+        boolean killedNodeMayOwn = plan.killedNodeMayHoldLeases();
         try {
             HttpResponse<String> pending = send(request("/pending?limit=1000"));
             if (pending.statusCode() != 200) {
@@ -69,22 +74,24 @@ final class SoakOperator implements Runnable {
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":true,\"comment\":\"soak\"}")).build(),
                         HttpResponse.BodyHandlers.ofString()).handle((decided, error) -> {
-                            decided(id, decided, error);
+                            decided(id, decided, error, killedNodeMayOwn, sweptAt);
                             return null;
                         }));
             }
             CompletableFuture.allOf(decisions.toArray(CompletableFuture[]::new)).join();
         } catch (IOException e) {
-            if (!plan.inCrashWindow()) {
-                plan.fail("A2H operator lost the gateway: " + e);
+            if (!plan.inCrashWindow(port)) {
+                plan.fail("A2H operator lost the gateway on :" + port + ": " + e);
             }
         }
     }
 
-    private void decided(String id, HttpResponse<String> decided, Throwable error) {
+    private void decided(String id, HttpResponse<String> decided, Throwable error, boolean killedNodeMayOwn,
+                         long sweptAt) {
         if (error != null) {
-            if (!plan.inCrashWindow()) {
-                plan.fail("A2H respond to " + id + " failed: " + error);
+            if (!plan.inCrashWindow(port)) {
+                plan.fail("A2H respond to " + id + " on :" + port + " (sent " + sweptAt + " ms into the soak) failed: "
+                        + error);
             }
         } else if (decided.statusCode() == 200) {
             plan.approvalsAnswered.incrementAndGet();
@@ -92,8 +99,14 @@ final class SoakOperator implements Runnable {
             // The approval of a run the kill ended continues in a new run, which must wait for
             // the run now active in its conversation: ask again on the next sweep.
             plan.decisionsDeferred.incrementAndGet();
+        } else if (decided.statusCode() == 503 && killedNodeMayOwn) {
+            // A cluster node sent the decision to the node running the run, which the kill took
+            // before its lease ran out, and no answer came (the node's "did not answer", or A2H's
+            // own wait ran out first): README "Cluster" says try again, and the next sweep does.
+            plan.decisionsUnanswered.incrementAndGet();
         } else {
-            plan.fail("A2H respond to " + id + " answered " + decided.statusCode() + ": " + decided.body());
+            plan.fail("A2H respond to " + id + " on :" + port + " (sent " + sweptAt + " ms into the soak) answered "
+                    + decided.statusCode() + ": " + decided.body());
         }
     }
 

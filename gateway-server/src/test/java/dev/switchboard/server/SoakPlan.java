@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * by hand.
  */
 final class SoakPlan {
-    final int clients = Integer.getInteger("soak.clients", 240);
+    final int clients;
     final Duration duration = Duration.ofSeconds(Integer.getInteger("soak.seconds", 40));
     final long seed = Long.getLong("soak.seed", System.nanoTime());
     /** The dialects the clients take turns in (all unless {@code -Dsoak.dialects=HAI,VOICE}). */
@@ -38,14 +38,32 @@ final class SoakPlan {
     final long startNanos = System.nanoTime();
     /** No client starts a run after this. */
     final long stopStartingNanos = startNanos + duration.toNanos();
-    /** From the kill to some seconds after the restarted gateway answers: drops here are the kill's. */
+    /** From the kill to 15 s after clients are served again (restarted, or by the nodes left): drops here may be the kill's. */
     private final AtomicReference<long[]> crashWindow = new AtomicReference<>(new long[] {Long.MAX_VALUE, Long.MAX_VALUE});
+    /** The ports of the gateways a client may connect to: one, or the nodes of a cluster behind a balancer. */
+    private volatile List<Integer> nodes = List.of();
+    /** The port of the gateway the kill took, once it did. */
+    private volatile int killedPort = -1;
+    /** In a cluster, when the killed node's write leases have all run out and been taken over. */
+    private volatile long killedLeasesEndNanos = Long.MIN_VALUE;
+
+    /** A plan of {@code soak.clients} clients, 240 unless set. */
+    SoakPlan() {
+        this(240);
+    }
+
+    /** A plan of {@code soak.clients} clients, {@code defaultClients} unless set. */
+    SoakPlan(int defaultClients) {
+        clients = Integer.getInteger("soak.clients", defaultClients);
+    }
 
     // What the clients did.
     final AtomicLong runsStarted = new AtomicLong();
     final AtomicLong runsEnded = new AtomicLong();
     final AtomicLong plannedDisconnects = new AtomicLong();
     final AtomicLong resumes = new AtomicLong();
+    /** Resumes that went to another node than the connection before (a cluster's). */
+    final AtomicLong resumesOnAnotherNode = new AtomicLong();
     /** Resumes from a cursor the kill lost, answered with the whole conversation again. */
     final AtomicLong resyncs = new AtomicLong();
     /** Events clients were shown before the kill that the store never got: the seqs of the kill's gap. */
@@ -61,6 +79,8 @@ final class SoakPlan {
     final AtomicLong bytesReceived = new AtomicLong();
     final AtomicLong approvalsAnswered = new AtomicLong();
     final AtomicLong decisionsDeferred = new AtomicLong();
+    /** Decisions a cluster node forwarded to the killed node, which never answered: asked again. */
+    final AtomicLong decisionsUnanswered = new AtomicLong();
     final AtomicLong operatorSweeps = new AtomicLong();
     final AtomicLong operatorLongestSweepMs = new AtomicLong();
     final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
@@ -97,20 +117,52 @@ final class SoakPlan {
         return crashWindow.get()[0] != Long.MAX_VALUE;
     }
 
-    void killed() {
+    /** The gateways clients connect to, as a balancer would send them: each connection to one at random. */
+    void nodes(List<Integer> ports) {
+        nodes = List.copyOf(ports);
+    }
+
+    /** The port of a gateway for one connection; with one gateway, always its port (and no draw). */
+    int node(Random random) {
+        List<Integer> n = nodes;
+        return n.size() == 1 ? n.get(0) : n.get(random.nextInt(n.size()));
+    }
+
+    /** The gateway on {@code port} was killed. */
+    void killed(int port) {
+        killedPort = port;
         crashWindow.set(new long[] {System.nanoTime(), Long.MAX_VALUE});
     }
 
-    void restarted() {
+    /** Clients are served again after the kill: the gateway restarted, or the other nodes of the cluster took over. */
+    void servingAgain() {
         long[] w = crashWindow.get();
         crashWindow.set(new long[] {w[0], System.nanoTime() + Duration.ofSeconds(15).toNanos()});
     }
 
-    /** Whether a connection lost now is one the kill took. */
+    /** The killed node was a cluster's: its write leases run out within {@code lease} of the kill. */
+    void leasesOfTheKilledEndWithin(Duration lease) {
+        killedLeasesEndNanos = crashWindow.get()[0] + lease.toNanos();
+    }
+
+    /** Whether the killed cluster node may still be named the writer of a conversation (its lease held). */
+    boolean killedNodeMayHoldLeases() {
+        return wasKilled() && System.nanoTime() <= killedLeasesEndNanos;
+    }
+
+    /** Whether it is now between the kill and 15 s after clients were served again. */
     boolean inCrashWindow() {
         long now = System.nanoTime();
         long[] w = crashWindow.get();
         return now >= w[0] && now <= w[1];
+    }
+
+    /**
+     * Whether a connection to the gateway on {@code port} lost (or refused) now is one the kill took:
+     * in the crash window, and to the gateway that was killed (a cluster's other nodes lose no client).
+     */
+    boolean inCrashWindow(int port) {
+        return inCrashWindow() && port == killedPort;
     }
 
     void fail(String what) {
@@ -122,7 +174,8 @@ final class SoakPlan {
                 "runs started            " + runsStarted.get(),
                 "runs ended (seen)       " + runsEnded.get(),
                 "planned disconnects     " + plannedDisconnects.get(),
-                "resumes with a cursor   " + resumes.get(),
+                "resumes with a cursor   " + resumes.get() + (resumesOnAnotherNode.get() > 0
+                        ? " (" + resumesOnAnotherNode.get() + " on another node than the connection before)" : ""),
                 "resyncs (lost cursor)   " + resyncs.get(),
                 "events seen, lost by the kill " + lostInTheGap.get() + " (in the seq gap it left; never resent)",
                 "clients hit by the kill " + crashDrops.get(),
@@ -134,6 +187,8 @@ final class SoakPlan {
                 "requests sent again     " + resentRequests.get() + " (lost with a connection the kill took)",
                 "approvals answered (A2H) " + approvalsAnswered.get() + " (" + decisionsDeferred.get()
                         + " deferred: the run the kill ended must wait for the one now active; "
+                        + (decisionsUnanswered.get() == 0 ? "" : decisionsUnanswered.get()
+                                + " forwarded to the killed node, unanswered, asked again; ")
                         + operatorSweeps.get() + " sweeps, the longest " + operatorLongestSweepMs.get() + " ms)",
                 "frames/events received  " + framesReceived.get(),
                 "bytes received          " + bytesReceived.get(),

@@ -32,16 +32,17 @@ final class SoakSseClient extends SoakClient {
     /** How reading a stream ended. */
     private enum End { RUN_ENDED, DROPPED, BROKEN, NOTHING }
 
-    SoakSseClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
-        super(index, dialect, conversation, slow, plan, port);
+    SoakSseClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan) {
+        super(index, dialect, conversation, slow, plan);
     }
 
     private HttpClient http() {
         return HTTP[index % HTTP.length];
     }
 
+    /** A request to a node picked at random. */
     private HttpRequest.Builder request(String path) {
-        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pickNode() + path))
                 .timeout(plan.frameWait).header("Accept", "text/event-stream");
     }
 
@@ -63,7 +64,9 @@ final class SoakSseClient extends SoakClient {
         HttpResponse<InputStream> answer;
         while (true) {
             try {
-                answer = http().send(request(dialect.postPath()).header("Content-Type", "application/json")
+                HttpRequest.Builder post = request(dialect.postPath());
+                trace("POST to :" + port);
+                answer = http().send(post.header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(dialect.runRequest(conversation, prompt))).build(),
                         HttpResponse.BodyHandlers.ofInputStream());
             } catch (IOException e) {
@@ -74,6 +77,7 @@ final class SoakSseClient extends SoakClient {
                 continue;
             }
             if (answer.statusCode() == 200) {
+                served(false);
                 break;
             }
             String body = new String(answer.body().readAllBytes(), StandardCharsets.UTF_8);
@@ -82,7 +86,8 @@ final class SoakSseClient extends SoakClient {
                 Thread.sleep(300);
                 continue;
             }
-            fail("POST " + dialect.postPath() + " answered " + answer.statusCode() + ": " + body);
+            fail("POST " + dialect.postPath() + " to :" + port + " answered " + answer.statusCode() + ": " + body + "; "
+                    + traced());
             return true;
         }
         End end = read(answer.body(), dropAt);
@@ -126,7 +131,8 @@ final class SoakSseClient extends SoakClient {
         try {
             HttpResponse<InputStream> answer = http().send(get.build(), HttpResponse.BodyHandlers.ofInputStream());
             if (answer.statusCode() == 204) {
-                trace("reattached after " + cursor + ": nothing");
+                served(false);
+                trace("reattached to :" + port + " after " + cursor + ": nothing");
                 return End.NOTHING;
             }
             if (answer.statusCode() != 200) {
@@ -134,9 +140,9 @@ final class SoakSseClient extends SoakClient {
                 fail("GET " + dialect.reattachPath(conversation) + " answered " + answer.statusCode() + ": " + body);
                 throw new IllegalStateException("cannot reattach");
             }
-            trace("reattached after " + cursor);
+            trace("reattached to :" + port + " after " + cursor);
             resuming();
-            plan.resumes.incrementAndGet();
+            served(true);
             return read(answer.body(), -1);
         } catch (IOException e) {
             lost("GET " + dialect.reattachPath(conversation) + ": " + e, Loss.ERROR);

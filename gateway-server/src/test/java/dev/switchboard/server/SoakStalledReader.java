@@ -26,8 +26,8 @@ final class SoakStalledReader extends SoakClient {
     private DataInputStream in;
     private OutputStream out;
 
-    SoakStalledReader(int index, String conversation, SoakPlan plan, int port) {
-        super(index, SoakDialect.HAI, conversation, true, plan, port);
+    SoakStalledReader(int index, String conversation, SoakPlan plan) {
+        super(index, SoakDialect.HAI, conversation, true, plan);
     }
 
     @Override

@@ -32,8 +32,8 @@ final class SoakWsClient extends SoakClient {
 
     private Connection connection;
 
-    SoakWsClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan, int port) {
-        super(index, dialect, conversation, slow, plan, port);
+    SoakWsClient(int index, SoakDialect dialect, String conversation, boolean slow, SoakPlan plan) {
+        super(index, dialect, conversation, slow, plan);
     }
 
     @Override
