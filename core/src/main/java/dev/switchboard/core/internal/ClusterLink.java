@@ -60,6 +60,8 @@ public final class ClusterLink {
     private static final int PAGE = 500;
     private static final Duration WAIT = Duration.ofSeconds(5);
     private static final Duration FORWARD_WAIT = Duration.ofSeconds(10);
+    /** How many times, 100 ms apart, a read waits for the store to reach what the bus no longer holds. */
+    private static final int STORE_LAG_WAITS = 30;
     /** Events waiting for the bus past which emitters wait (see {@link #awaitRoom}). */
     static final int MAX_QUEUED = 1 << 14;
 
@@ -246,10 +248,19 @@ public final class ClusterLink {
         if (h.continues(afterSeq)) {
             return fromBus;
         }
-        // The bus no longer holds what follows the cursor: the store has it, up to the bus's oldest.
+        // The bus no longer holds what follows the cursor: the store has it, up to the bus's oldest
+        // entry, whose predecessor the entry names. Its writer stores it a moment after publishing:
+        // wait for the store to reach it rather than skip what it has not stored yet.
         long busFirst = fromBus.isEmpty() ? Long.MAX_VALUE : fromBus.get(0).seq();
+        long before = fromBus.isEmpty() ? 0 : h.entries().get(0).prevSeq();
+        List<Envelope> stored = store.events(conversationId, afterSeq, limit);
+        for (int wait = 0; wait < STORE_LAG_WAITS && before > afterSeq && stored.size() < limit
+                && (stored.isEmpty() || stored.get(stored.size() - 1).seq() < before); wait++) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+            stored = store.events(conversationId, afterSeq, limit);
+        }
         List<Envelope> out = new ArrayList<>(limit);
-        for (Envelope e : store.events(conversationId, afterSeq, limit)) {
+        for (Envelope e : stored) {
             if (e.seq() < busFirst) {
                 out.add(e);
             }
