@@ -60,6 +60,9 @@ public final class ClusterLink {
     private static final int PAGE = 500;
     private static final Duration WAIT = Duration.ofSeconds(5);
     private static final Duration FORWARD_WAIT = Duration.ofSeconds(10);
+    /** How many times a conversation is read again for an event missing before one that arrived. */
+    private static final int GAP_READS = 20;
+    private static final long GAP_READ_PAUSE_MS = 100;
     /** How many times, 100 ms apart, a read waits for the store to reach what the bus no longer holds. */
     private static final int STORE_LAG_WAITS = 30;
     /** Events waiting for the bus past which emitters wait (see {@link #awaitRoom}). */
@@ -189,15 +192,39 @@ public final class ClusterLink {
             }
         } finally {
             synchronized (c) {
-                c.catchingUp = false;
-                for (ClusterBus.Entry e : c.held.values()) {
-                    if (e.seq() > c.lastSeq) {
-                        apply(c, e);
-                    }
-                }
-                c.held.clear();
+                applyHeld(c);
             }
         }
+    }
+
+    /**
+     * Applies what arrived while the conversation was read, in order, as far as each entry follows
+     * on from the last one applied (its {@code prevSeq} is not above it); the caller holds the lock.
+     * An entry whose predecessor is still missing (its writer stores it a moment after publishing)
+     * waits, and the conversation is read again shortly, up to {@link #GAP_READS} times: a node never
+     * shows an event before one it has not got, unless that one is gone for good.
+     */
+    private void applyHeld(ConversationState c) {
+        c.catchingUp = false;
+        var pending = c.held.values().iterator();
+        while (pending.hasNext()) {
+            ClusterBus.Entry e = pending.next();
+            if (e.seq() <= c.lastSeq) {
+                pending.remove();
+            } else if (e.prevSeq() <= c.lastSeq || c.gapReads >= GAP_READS) {
+                apply(c, e);
+                pending.remove();
+            } else {
+                break;
+            }
+        }
+        if (c.held.isEmpty()) {
+            c.gapReads = 0;
+            return;
+        }
+        c.gapReads++;
+        c.catchingUp = true;
+        timer.schedule(() -> workers.execute(() -> catchUpQuietly(c)), GAP_READ_PAUSE_MS, TimeUnit.MILLISECONDS);
     }
 
     /**

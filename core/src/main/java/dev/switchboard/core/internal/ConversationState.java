@@ -59,6 +59,8 @@ public final class ConversationState {
     /** Reading the bus's history: what arrives meanwhile waits in {@link #held}. */
     boolean catchingUp;
     final TreeMap<Long, ClusterBus.Entry> held = new TreeMap<>();
+    /** How many times the conversation was read again for an event still missing before {@link #held}. */
+    int gapReads;
     /** A publish of this conversation's events is on its way: what is emitted meanwhile waits in {@link #outgoing}. */
     boolean publishing;
     /** Events emitted while a publish was on its way, sent together when it is answered. */
