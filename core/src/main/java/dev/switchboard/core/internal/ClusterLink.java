@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongFunction;
 
 /**
  * The hub's side of a cluster. A node keeps each conversation it holds in memory in step with the
@@ -173,23 +174,7 @@ public final class ClusterLink {
             c.catchingUp = true;
         }
         try {
-            while (true) {
-                long from;
-                synchronized (c) {
-                    from = c.lastSeq;
-                }
-                List<Envelope> page = events(c.id, from, PAGE);
-                synchronized (c) {
-                    for (Envelope e : page) {
-                        if (e.seq() > c.lastSeq) {
-                            emitter.acceptLocked(c, e);
-                        }
-                    }
-                    if (page.size() < PAGE) {
-                        return;
-                    }
-                }
-            }
+            applyPages(c, from -> events(c.id, from, PAGE));
         } finally {
             synchronized (c) {
                 applyHeld(c);
@@ -356,12 +341,20 @@ public final class ClusterLink {
 
     /** Applies what the store holds above the conversation's last seq here, in order. */
     private void catchUpFromStore(ConversationState c) {
+        applyPages(c, from -> store.events(c.id, from, PAGE));
+    }
+
+    /**
+     * Applies, in order, the pages {@code read} gives of the events after the conversation's last seq
+     * here, until a page is short.
+     */
+    private void applyPages(ConversationState c, LongFunction<List<Envelope>> read) {
         while (true) {
             long from;
             synchronized (c) {
                 from = c.lastSeq;
             }
-            List<Envelope> page = store.events(c.id, from, PAGE);
+            List<Envelope> page = read.apply(from);
             synchronized (c) {
                 for (Envelope e : page) {
                     if (e.seq() > c.lastSeq) {
