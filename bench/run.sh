@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole benchmark suite from a fresh clone and writes BENCHMARKS.md and
-# docs/bench-throughput.png (about 12 minutes on 2 cores). `--smoke` runs tiny versions of every
+# docs/bench-throughput.png (about 10 minutes on 2 cores). `--smoke` runs tiny versions of every
 # phase in well under a minute and writes bench/target/bench-work/BENCHMARKS-smoke.md instead.
 # Other options go to the suite: `bench/run.sh --help` lists them. `--no-build` uses the jars
 # already built (CI builds them with ./mvnw verify just before).
