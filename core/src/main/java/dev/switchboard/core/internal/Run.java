@@ -41,6 +41,10 @@ final class Run implements RunContext {
     boolean stopping;
     /** The seq of the run's RunStarted; 0 until it is emitted. */
     long startSeq;
+    /** The runtime is starting the run: its handle comes when {@code start} returns. */
+    boolean starting;
+    /** How long a stop waits for the handle of a run the runtime is starting. */
+    private static final long HANDLE_WAIT_NANOS = 1_000_000_000L;
 
     Run(Runs runs, ConversationState conversation, RunRequest request) {
         this.runs = runs;
@@ -59,9 +63,16 @@ final class Run implements RunContext {
 
     private void begin(Supplier<RunHandle> starter) {
         RunHandle h;
+        synchronized (conversation) {
+            starting = true;
+        }
         try {
             h = starter.get();
         } catch (RuntimeException e) {
+            synchronized (conversation) {
+                starting = false;
+                conversation.notifyAll();
+            }
             log.error("runtime {} failed to start run {}", runs.runtime.id(), request.runId(), e);
             fail(ErrorCode.INTERNAL, "the agent runtime failed to start the run");
             return;
@@ -69,6 +80,8 @@ final class Run implements RunContext {
         boolean cancelNow;
         synchronized (conversation) {
             handle = h;
+            starting = false;
+            conversation.notifyAll();
             cancelNow = ended || stopping;
         }
         if (cancelNow && h != null) {
@@ -169,6 +182,17 @@ final class Run implements RunContext {
                 return;
             }
             stopping = true;
+            // The runtime is starting the run: wait for its handle, so that it hears of the stop
+            // before anyone sees the run end (begin cancels it too when it comes later).
+            long deadline = System.nanoTime() + HANDLE_WAIT_NANOS;
+            while (starting && handle == null && System.nanoTime() < deadline) {
+                try {
+                    conversation.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
             h = handle;
         }
         log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id, code.wireCode(),
