@@ -339,7 +339,7 @@ public final class GatewayServer {
         ClusterBus b = bus;
         if (b != null) {
             try {
-                b.close().get(5, java.util.concurrent.TimeUnit.SECONDS);
+                b.close().get(5, TimeUnit.SECONDS);
             } catch (Exception e) {
                 log.warn("the cluster's connections did not close cleanly: {}", e.toString());
             }

@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -551,7 +552,7 @@ public final class ClusterLink {
             }
         }
         long after = store.lastEventSeq(c.id);
-        Map<String, ApprovalRecord> approvals = new java.util.HashMap<>();
+        Map<String, ApprovalRecord> approvals = new HashMap<>();
         int adopted = 0;
         while (true) {
             ClusterBus.History h = await(bus.history(c.id, after, PAGE));

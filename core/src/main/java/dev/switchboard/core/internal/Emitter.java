@@ -19,6 +19,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -206,7 +208,7 @@ public final class Emitter {
                 c.remoteRunId = env.runId();
             }
             case RUN_FINISHED, RUN_FAILED -> {
-                if (java.util.Objects.equals(c.remoteRunId, env.runId())) {
+                if (Objects.equals(c.remoteRunId, env.runId())) {
                     c.remoteRunId = null;
                 }
             }
@@ -243,7 +245,7 @@ public final class Emitter {
      * message it adds, the approval state it changes ({@code approvals} holds those of the batch so
      * far, by id, and the store the older ones).
      */
-    void adoptInto(StoreBatch batch, Envelope env, java.util.Map<String, ApprovalRecord> approvals) {
+    void adoptInto(StoreBatch batch, Envelope env, Map<String, ApprovalRecord> approvals) {
         batch.addEvent(env, store.prepare(env));
         StoreBatch.MessageRow row = messageOf(env);
         if (row != null) {
