@@ -182,6 +182,33 @@ public abstract class ConversationStoreContract {
     }
 
     @Test
+    void knownMessageIdsAreThoseOfTheConversationAmongTheOnesAsked() {
+        StoreBatch first = conversation(CONV);
+        List<String> asked = new ArrayList<>();
+        for (int i = 0; i < 1_200; i++) {
+            first.addMessage(row(null, InputMessage.text("m" + i, Role.USER, "message " + i)));
+            asked.add("m" + i);
+        }
+        store.write(first);
+        store.write(conversation("conv-2").addMessage(
+                new StoreBatch.MessageRow("conv-2", null, InputMessage.text("other", Role.USER, "hi"), T0)));
+        asked.add("other");
+        asked.add("never-sent");
+
+        assertThat(store.knownMessageIds(CONV, asked)).as("more ids than one query asks about")
+                .hasSize(1_200).contains("m0", "m499", "m500", "m1199").doesNotContain("other", "never-sent");
+        assertThat(store.knownMessageIds(CONV, List.of("never-sent", "m7"))).containsExactly("m7");
+        for (int n = 1; n <= 10; n++) {
+            assertThat(store.knownMessageIds(CONV, asked.subList(asked.size() - n, asked.size())))
+                    .as("the last %d ids asked", n).hasSize(Math.max(0, n - 2));
+            assertThat(store.knownMessageIds(CONV, asked.subList(0, n))).as("the first %d", n).hasSize(n);
+        }
+        assertThat(store.knownMessageIds("conv-2", List.of("m7", "other"))).containsExactly("other");
+        assertThat(store.knownMessageIds("nope", List.of("m7"))).isEmpty();
+        assertThat(store.knownMessageIds(CONV, List.of())).isEmpty();
+    }
+
+    @Test
     void decidingAPendingApprovalByUpsertLeavesNoPendingApprovals() {
         ApprovalRecord first = pending("ap-1", 4);
         ApprovalRecord second = pending("ap-2", 9);

@@ -119,6 +119,32 @@ public final class Emitter {
     }
 
     /**
+     * Which of {@code ids} name messages of the conversation's history: those on their way from
+     * memory, the others from the store's index (never the whole history: a run's start asks this).
+     */
+    Set<String> knownMessageIds(ConversationState c, Set<String> ids) {
+        Set<String> known = new HashSet<>();
+        synchronized (c) {
+            for (StoreBatch.MessageRow row : c.unstoredMessages) {
+                if (ids.contains(row.message().id())) {
+                    known.add(row.message().id());
+                }
+            }
+            for (InputMessage m : c.remoteMessages) {
+                if (ids.contains(m.id())) {
+                    known.add(m.id());
+                }
+            }
+        }
+        // Asked after the copy: a message stored in between leaves memory only once it is stored.
+        List<String> rest = ids.stream().filter(id -> !known.contains(id)).toList();
+        if (!rest.isEmpty()) {
+            known.addAll(store.knownMessageIds(c.id, rest));
+        }
+        return known;
+    }
+
+    /**
      * Stamps and emits an event of the run; the caller holds the conversation's lock.
      * {@code after} (may be null) runs on a worker once every subscriber has it.
      */

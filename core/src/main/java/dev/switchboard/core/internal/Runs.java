@@ -35,6 +35,7 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
 
 /**
  * The hub's runs: one at a time per conversation, started by a client (moderated and rate
@@ -246,9 +247,11 @@ public final class Runs {
                 run.ownMessages.add(m.id());
                 emitter.writeMessageLocked(c, new StoreBatch.MessageRow(c.id, runId, m, now));
             }
-            emitter.emitLocked(run, new Event.RunStarted(cmd.parentRunId()), run::launch);
+            emitter.emitLocked(run, new Event.RunStarted(cmd.parentRunId()), null);
             run.startSeq = c.lastSeq;
         }
+        // Here, not on another worker: the runtime's start returns quickly, and a hop would delay every run's first event.
+        run.launch();
         return true;
     }
 
@@ -462,10 +465,7 @@ public final class Runs {
         if (!stored) {
             return given;
         }
-        Set<String> known = new HashSet<>();
-        for (InputMessage m : emitter.messagesOf(c)) {
-            known.add(m.id());
-        }
+        Set<String> known = emitter.knownMessageIds(c, given.stream().map(InputMessage::id).collect(Collectors.toSet()));
         List<InputMessage> out = new ArrayList<>(given.size());
         for (InputMessage m : given) {
             if (!known.contains(m.id())) {

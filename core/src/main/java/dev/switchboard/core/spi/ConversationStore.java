@@ -3,8 +3,11 @@ package dev.switchboard.core.spi;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.InputMessage;
 
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Durable history: conversations, their messages, the event log and approvals.
@@ -53,6 +56,21 @@ public interface ConversationStore extends AutoCloseable {
 
     /** The conversation's messages, oldest first. */
     List<InputMessage> messages(String conversationId);
+
+    /**
+     * Which of {@code ids} name messages the conversation holds: what a run's start asks of every
+     * message a client sends (AG-UI clients send the whole history each time), so a store should
+     * answer it from an index rather than by reading the history. The default reads the history.
+     */
+    default Set<String> knownMessageIds(String conversationId, Collection<String> ids) {
+        Set<String> known = new HashSet<>();
+        for (InputMessage m : messages(conversationId)) {
+            if (ids.contains(m.id())) {
+                known.add(m.id());
+            }
+        }
+        return known;
+    }
 
     /** One approval, decided or not. */
     Optional<ApprovalRecord> approval(String approvalId);

@@ -19,11 +19,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -33,7 +36,7 @@ import java.util.TreeMap;
  */
 public final class PostgresConversationStore implements ConversationStore {
     /** The schema this code creates and reads: the highest version in the {@code schema_version} table. */
-    public static final int SCHEMA_VERSION = 1;
+    public static final int SCHEMA_VERSION = 2;
 
     /**
      * The migrations, the i-th bringing the schema to version i + 1; each runs in the transaction
@@ -102,7 +105,10 @@ public final class PostgresConversationStore implements ConversationStore {
             CREATE TABLE seq_reservations (
                 conversation_id text PRIMARY KEY,
                 reserved        bigint NOT NULL
-            )"""));
+            )"""),
+            // Version 2: a run's start learns which of the messages a client sent the conversation holds
+            // from this index rather than from its history.
+            List.of("CREATE INDEX messages_by_id ON messages (conversation_id, id)"));
 
     /** The advisory lock that gateways starting together on one database take to migrate it one at a time. */
     private static final long MIGRATION_LOCK = 0x5377_6974_6368_6264L;
@@ -393,6 +399,23 @@ public final class PostgresConversationStore implements ConversationStore {
                 SELECT id, role, content, tool_calls, tool_call_id, name FROM messages
                 WHERE conversation_id = ? ORDER BY position""",
                 s -> s.setString(1, conversationId), StoredRows::messages);
+    }
+
+    @Override
+    public Set<String> knownMessageIds(String conversationId, Collection<String> ids) {
+        return read("message ids of conversation " + conversationId,
+                "SELECT id FROM messages WHERE conversation_id = ? AND id = ANY (?)",
+                s -> {
+                    s.setString(1, conversationId);
+                    s.setArray(2, s.getConnection().createArrayOf("text", ids.toArray()));
+                },
+                rs -> {
+                    Set<String> known = new HashSet<>();
+                    while (rs.next()) {
+                        known.add(rs.getString(1));
+                    }
+                    return known;
+                });
     }
 
     @Override

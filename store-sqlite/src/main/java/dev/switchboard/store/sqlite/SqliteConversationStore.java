@@ -23,12 +23,15 @@ import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /** A {@link ConversationStore} in one SQLite file, {@code switchboard.db} in the data directory. */
@@ -37,7 +40,7 @@ public final class SqliteConversationStore implements ConversationStore {
     public static final String FILE_NAME = "switchboard.db";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 4;
+    public static final int SCHEMA_VERSION = 5;
 
     /**
      * The most events one row of {@code events} holds. A read finds the row of a seq among the
@@ -136,6 +139,22 @@ public final class SqliteConversationStore implements ConversationStore {
     private static final List<String> SCHEMA_V4 = List.of(
             "ALTER TABLE events ADD COLUMN last_seq INTEGER");
 
+    /**
+     * Version 5: an index of the messages by conversation and id, so a run's start learns which of
+     * the messages a client sent the conversation already holds without reading its history.
+     */
+    private static final List<String> SCHEMA_V5 = List.of(
+            "CREATE INDEX IF NOT EXISTS messages_by_id ON messages (conversation_id, id)");
+
+    /** How many ids one query of {@link #knownMessageIds} asks about, well under SQLite's bound on parameters. */
+    private static final int IDS_PER_QUERY = 500;
+
+    /**
+     * How many ids the prepared query of {@link #knownMessageIds} asks about: a run's start asks about
+     * one or two, and preparing a statement costs several times what running it does.
+     */
+    private static final int IDS_PREPARED = 8;
+
     /** The last seq a row holds. */
     private static final String LAST_SEQ = "IFNULL(last_seq, seq)";
 
@@ -196,6 +215,7 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement selectLastSeq;
     private final PreparedStatement selectEvents;
     private final PreparedStatement selectMessages;
+    private final PreparedStatement selectKnownIds;
     private final PreparedStatement selectApproval;
     private final PreparedStatement selectPendingApprovals;
     private final PreparedStatement selectAllPendingApprovals;
@@ -270,6 +290,7 @@ public final class SqliteConversationStore implements ConversationStore {
         selectConversation = reader.prepareStatement("SELECT owner, created_at FROM conversations WHERE id = ?");
         selectLastSeq = reader.prepareStatement(SELECT_LAST_SEQ);
         selectEvents = reader.prepareStatement(SELECT_EVENTS);
+        selectKnownIds = reader.prepareStatement(knownIdsQuery(IDS_PREPARED));
         selectMessages = reader.prepareStatement("""
                 SELECT id, role, content, tool_calls, tool_call_id, name FROM messages
                 WHERE conversation_id = ? ORDER BY position""");
@@ -385,6 +406,11 @@ public final class SqliteConversationStore implements ConversationStore {
                 // A file a build of version 4 made, then marked older (as the tests of the migrations do), has the column.
                 if (version < 4 && !hasColumn(c, "events", "last_seq")) {
                     for (String ddl : SCHEMA_V4) {
+                        s.execute(ddl);
+                    }
+                }
+                if (version < 5) {
+                    for (String ddl : SCHEMA_V5) {
                         s.execute(ddl);
                     }
                 }
@@ -854,6 +880,52 @@ public final class SqliteConversationStore implements ConversationStore {
                 }
             } catch (SQLException e) {
                 throw readFailure("messages of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    @Override
+    public Set<String> knownMessageIds(String conversationId, Collection<String> ids) {
+        List<String> all = List.copyOf(ids);
+        Set<String> known = new HashSet<>();
+        synchronized (reader) {
+            requireOpen();
+            try {
+                if (!all.isEmpty() && all.size() <= IDS_PREPARED) {
+                    // The prepared query's places past the ids repeat the last one.
+                    selectKnownIds.setString(1, conversationId);
+                    for (int i = 0; i < IDS_PREPARED; i++) {
+                        selectKnownIds.setString(i + 2, all.get(Math.min(i, all.size() - 1)));
+                    }
+                    collectIds(selectKnownIds, known);
+                    return known;
+                }
+                for (int from = 0; from < all.size(); from += IDS_PER_QUERY) {
+                    List<String> part = all.subList(from, Math.min(all.size(), from + IDS_PER_QUERY));
+                    try (PreparedStatement s = reader.prepareStatement(knownIdsQuery(part.size()))) {
+                        s.setString(1, conversationId);
+                        for (int i = 0; i < part.size(); i++) {
+                            s.setString(i + 2, part.get(i));
+                        }
+                        collectIds(s, known);
+                    }
+                }
+                return known;
+            } catch (SQLException e) {
+                throw readFailure("message ids of conversation " + conversationId, e);
+            }
+        }
+    }
+
+    /** The query of which of {@code ids} ids name messages of a conversation. */
+    private static String knownIdsQuery(int ids) {
+        return "SELECT id FROM messages WHERE conversation_id = ? AND id IN (" + "?,".repeat(ids - 1) + "?)";
+    }
+
+    private static void collectIds(PreparedStatement s, Set<String> into) throws SQLException {
+        try (ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                into.add(rs.getString(1));
             }
         }
     }

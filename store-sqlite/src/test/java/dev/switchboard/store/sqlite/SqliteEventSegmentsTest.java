@@ -188,7 +188,8 @@ class SqliteEventSegmentsTest {
         }
         assertThat(rows(CONV)).containsExactly("1-null RUN_STARTED", "2-null TEXT_DELTA", "3-null TEXT_DELTA",
                 "4-null RUN_FINISHED", "5-null RUN_STARTED", "6-null TEXT_DELTA", "7-12 SEGMENT", "13-null RUN_FAILED");
-        assertThat(query(file, "PRAGMA user_version")).containsExactly("4");
+        assertThat(query(file, "PRAGMA user_version"))
+                .containsExactly(String.valueOf(SqliteConversationStore.SCHEMA_VERSION));
         try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
             assertThat(store.events(CONV, 0, 100)).as("after a second open").isEqualTo(all);
         }
