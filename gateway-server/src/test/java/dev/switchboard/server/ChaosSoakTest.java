@@ -12,9 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import static dev.switchboard.server.SoakChecks.awaitTheEnd;
 import static dev.switchboard.server.SoakChecks.checkTranscripts;
 import static dev.switchboard.server.SoakChecks.checkView;
 import static dev.switchboard.server.SoakChecks.clientsByDialect;
@@ -88,19 +88,7 @@ class ChaosSoakTest {
             plan.servingAgain();
             System.out.println("restarted at " + (System.nanoTime() - plan.startNanos) / 1_000_000 + "ms");
 
-            long deadline = plan.stopStartingNanos + TimeUnit.MINUTES.toNanos(2);
-            for (int i = 0; i < threads.size(); i++) {
-                threads.get(i).join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                if (threads.get(i).isAlive()) {
-                    plan.fail("client " + i + " still busy two minutes after the soak: " + clients.get(i).state);
-                }
-            }
-            // Runs continued by the last approvals finish before the checks.
-            operator.stop = true;
-            operatorThread.join(10_000);
-            Thread.sleep(500);
-            operator.sweep();
-            Thread.sleep(2_000);
+            awaitTheEnd(plan, clients, threads, operator, operatorThread);
 
             // Netty reports a leaked buffer when a later allocation finds it collected: collect, then allocate.
             for (int i = 0; i < 3; i++) {

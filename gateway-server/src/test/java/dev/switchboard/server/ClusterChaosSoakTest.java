@@ -40,6 +40,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import static dev.switchboard.server.SoakChecks.awaitTheEnd;
 import static dev.switchboard.server.SoakChecks.checkTranscripts;
 import static dev.switchboard.server.SoakChecks.checkView;
 import static dev.switchboard.server.SoakChecks.clientsByDialect;
@@ -224,19 +225,7 @@ class ClusterChaosSoakTest {
                         + " ms, so some may have run out before: the take-over checks cannot be trusted");
             }
 
-            long deadline = plan.stopStartingNanos + TimeUnit.MINUTES.toNanos(2);
-            for (int i = 0; i < threads.size(); i++) {
-                threads.get(i).join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                if (threads.get(i).isAlive()) {
-                    plan.fail("client " + i + " still busy two minutes after the soak: " + clients.get(i).state);
-                }
-            }
-            // Runs continued by the last approvals finish before the checks.
-            operator.stop = true;
-            operatorThread.join(10_000);
-            Thread.sleep(500);
-            operator.sweep();
-            Thread.sleep(2_000);
+            awaitTheEnd(plan, clients, threads, operator, operatorThread);
 
             // Netty reports a leaked buffer when a later allocation finds it collected: collect, then allocate.
             for (int i = 0; i < 3; i++) {

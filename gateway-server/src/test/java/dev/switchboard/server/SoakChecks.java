@@ -51,6 +51,27 @@ final class SoakChecks {
         }
     }
 
+    /**
+     * Waits for every client to finish (failing those still busy two minutes after the soak stopped
+     * starting runs), then stops the operator and sweeps once more, so runs continued by the last
+     * approvals finish before the checks.
+     */
+    static void awaitTheEnd(SoakPlan plan, List<SoakClient> clients, List<Thread> threads, SoakOperator operator,
+                            Thread operatorThread) throws InterruptedException {
+        long deadline = plan.stopStartingNanos + TimeUnit.MINUTES.toNanos(2);
+        for (int i = 0; i < threads.size(); i++) {
+            threads.get(i).join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            if (threads.get(i).isAlive()) {
+                plan.fail("client " + i + " still busy two minutes after the soak: " + clients.get(i).state);
+            }
+        }
+        operator.stop = true;
+        operatorThread.join(10_000);
+        Thread.sleep(500);
+        operator.sweep();
+        Thread.sleep(2_000);
+    }
+
     static void sleepUntil(long nanos) throws InterruptedException {
         long left = nanos - System.nanoTime();
         if (left > 0) {

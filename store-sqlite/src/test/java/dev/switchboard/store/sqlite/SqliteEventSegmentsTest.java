@@ -20,6 +20,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
+import static dev.switchboard.store.sqlite.SqliteFiles.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -293,21 +294,5 @@ class SqliteEventSegmentsTest {
             }
         }
         return rows;
-    }
-
-    private static List<String> query(Path file, String sql) throws SQLException {
-        return query(file, sql, null);
-    }
-
-    private static List<String> query(Path file, String sql, String column) throws SQLException {
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
-             Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            List<String> out = new ArrayList<>();
-            while (rs.next()) {
-                out.add(column == null ? rs.getString(1) : rs.getString(column));
-            }
-            return out;
-        }
     }
 }
