@@ -81,7 +81,13 @@ class ClusterTest {
     }
 
     private static ChildGateway node(String name, String... more) throws IOException, InterruptedException {
-        List<String> args = new ArrayList<>(List.of("--store-url", storeUrl, "--cluster-redis-url", redis.url(),
+        return nodeOn(name, redis.url(), more);
+    }
+
+    /** A node that reaches Redis at {@code redisUrl} (through a proxy a test may cut). */
+    private static ChildGateway nodeOn(String name, String redisUrl, String... more)
+            throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(List.of("--store-url", storeUrl, "--cluster-redis-url", redisUrl,
                 "--node-id", name, "--cluster-lease-ms", LEASE_MS, "--cluster-stream-max", STREAM_MAX,
                 "--demo-delay-ms", "5"));
         args.addAll(List.of(more));
@@ -340,6 +346,79 @@ class ClusterTest {
             assertThat(haiTypes(continued)).containsSubsequence("tool_call:started", "tool_call:completed");
             assertThat(haiSeqs(continued)).isSorted().doesNotHaveDuplicates()
                     .allMatch(seq -> seq > failedSeq);
+        }
+    }
+
+    @Test
+    void whatANodeCutOffFromRedisStoredBeforeItDiedReachesEveryNodeAndItsRunFailsOnceAfterIt() throws Exception {
+        try (FreezableProxy link = FreezableProxy.to(redis.port())) {
+            ChildGateway doomed = nodeOn("cut-off", "redis://127.0.0.1:" + link.port());
+            String s = session();
+            try (WsClient watcher = WsClient.connect(a.port, "/ws")) {
+                watcher.ask(s, "hello").untilCompleted();
+                List<JsonNode> ran = new ArrayList<>();
+                List<JsonNode> watched = new ArrayList<>();
+                try (WsClient runner = WsClient.connect(doomed.port, "/ws")) {
+                    runner.ask(s, "a slow answer please");
+                    ran.addAll(runner.until(type("assistant_message_chunk")));
+                    watched.addAll(watcher.until(type("assistant_message_chunk")));
+                    link.freeze();
+                    // Cut off from Redis (its lease not yet lapsed), the node goes on: it shows its
+                    // client what its run emits and stores it, and nothing of it reaches the cluster.
+                    for (int i = 0; i < 5; i++) {
+                        ran.addAll(runner.until(type("assistant_message_chunk")));
+                    }
+                    List<Long> ranSeqs = haiSeqs(ran);
+                    awaitStored(s, ranSeqs.get(ranSeqs.size() - 1));
+                    doomed.kill();
+                }
+                List<Long> ranSeqs = haiSeqs(ran);
+                long lastRan = ranSeqs.get(ranSeqs.size() - 1);
+                List<JsonNode> rest = watcher.until(type("error"));
+                JsonNode failed = rest.get(rest.size() - 1);
+                assertThat(failed.path("error_code").asText()).as(failed.toString()).isEqualTo("service_unavailable");
+                JsonNode failedEnd = watcher.next();
+                assertThat(completed(failedEnd)).as(failedEnd.toString()).isTrue();
+                watched.addAll(rest);
+                watched.add(failedEnd);
+                assertThat(haiSeqs(watched)).as("the watcher's events: every one the cut-off node showed, then the failure")
+                        .isSorted().doesNotHaveDuplicates().containsAll(ranSeqs);
+                assertThat(failedEnd.path("seq").asLong()).isGreaterThan(lastRan);
+
+                // A client of the dead node resumes on another with the last cursor it was given.
+                try (WsClient back = WsClient.connect(c.port, "/hai/ws?session_id=" + s + "&last_seq=" + lastRan)) {
+                    List<JsonNode> after = back.until(type("error"));
+                    after.add(back.next());
+                    assertThat(haiSeqs(after)).as("only what followed the cursor: no resync, no gap")
+                            .isNotEmpty().allMatch(seq -> seq > lastRan);
+                    assertThat(haiTypes(after)).doesNotContain("assistant_message_chunk");
+                }
+                assertThat(runEnds(s)).as("two runs stored, one end each").isEqualTo(2);
+            }
+        }
+    }
+
+    /** Waits until PostgreSQL holds the conversation's event {@code seq}. */
+    private static void awaitStored(String conversationId, long seq) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!storedSeqs(conversationId).contains(seq)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("event " + seq + " of " + conversationId + " was not stored");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** How many of the conversation's stored events end a run (finished or failed). */
+    private static int runEnds(String conversationId) throws SQLException {
+        try (Connection db = postgres.connect(storeUrl);
+             PreparedStatement q = db.prepareStatement("SELECT count(*) FROM events WHERE conversation_id = ?"
+                     + " AND kind IN ('RUN_FINISHED', 'RUN_FAILED')")) {
+            q.setString(1, conversationId);
+            try (ResultSet rs = q.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
     }
 

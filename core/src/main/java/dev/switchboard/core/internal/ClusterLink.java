@@ -7,6 +7,7 @@ import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.Json;
@@ -75,15 +76,14 @@ public final class ClusterLink {
     private final Executor workers;
     private final ScheduledExecutorService timer;
     private final Map<String, Forward> forwards = new ConcurrentHashMap<>();
+    /** Conversations taken over at once (each waits mostly on Redis and PostgreSQL, not on a core). */
+    private static final int TAKEOVER_THREADS = 4;
     /**
-     * Takes conversations over from writers that stopped, one at a time, apart from the hub's workers:
-     * a busy node must not leave a dead writer's run unfailed while its workers wait on requests.
+     * Takes conversations over from writers that stopped, apart from the hub's workers: a busy node
+     * must not leave a dead writer's run unfailed while its workers wait on requests; and a few at
+     * once, as a dead node leaves every conversation it wrote to be taken over together.
      */
-    private final ExecutorService takeovers = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "switchboard-cluster-takeover");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService takeovers;
     /** Events emitted here and not yet answered by the bus. */
     private final AtomicInteger queued = new AtomicInteger();
     private ConversationTable table;
@@ -96,6 +96,12 @@ public final class ClusterLink {
         this.store = store;
         this.workers = workers;
         this.timer = timer;
+        AtomicInteger n = new AtomicInteger();
+        this.takeovers = Executors.newFixedThreadPool(TAKEOVER_THREADS, r -> {
+            Thread t = new Thread(r, "switchboard-cluster-takeover-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** Joins the parts of the hub this link works with, and starts listening, renewing and reaping. */
@@ -241,7 +247,8 @@ public final class ClusterLink {
 
     /**
      * Events of the conversation after {@code afterSeq}, at most {@code limit}, oldest first: from the
-     * bus's history while it holds them, from the store before that.
+     * bus's history while it holds them, from the store before that, and from the store after what
+     * the bus holds (events a writer stored and did not publish before it stopped).
      */
     List<Envelope> events(String conversationId, long afterSeq, int limit) {
         ClusterBus.History h;
@@ -259,7 +266,7 @@ public final class ClusterLink {
             return store.events(conversationId, afterSeq, limit);
         }
         if (h.continues(afterSeq)) {
-            return fromBus;
+            return thenUnpublished(conversationId, afterSeq, fromBus, limit);
         }
         // The bus no longer holds what follows the cursor: the store has it, up to the bus's oldest
         // entry, whose predecessor the entry names. Its writer stores it a moment after publishing:
@@ -278,9 +285,38 @@ public final class ClusterLink {
                 out.add(e);
             }
         }
+        long reached = out.isEmpty() ? afterSeq : out.get(out.size() - 1).seq();
+        if (before > reached && !out.isEmpty()) {
+            // Still short of the bus's oldest entry: stop where the store stops; the next read goes on from there.
+            return out;
+        }
+        if (before > reached) {
+            log.warn("events {}-{} of conversation {} are neither in the cluster's history nor stored; skipped",
+                    reached + 1, before, conversationId);
+        }
         for (int i = 0; i < fromBus.size() && out.size() < limit; i++) {
             out.add(fromBus.get(i));
         }
+        return out;
+    }
+
+    /**
+     * The bus's page after {@code afterSeq}, topped up from the store after its last entry: a writer
+     * that stopped (or was cut off from the bus) may have stored, and shown its own clients, events it
+     * never published. A live writer's events the store has already are the bus's a moment later.
+     */
+    private List<Envelope> thenUnpublished(String conversationId, long afterSeq, List<Envelope> fromBus, int limit) {
+        if (fromBus.size() >= limit) {
+            return fromBus;
+        }
+        long last = fromBus.isEmpty() ? afterSeq : fromBus.get(fromBus.size() - 1).seq();
+        List<Envelope> stored = store.events(conversationId, last, limit - fromBus.size());
+        if (stored.isEmpty()) {
+            return fromBus;
+        }
+        List<Envelope> out = new ArrayList<>(fromBus.size() + stored.size());
+        out.addAll(fromBus);
+        out.addAll(stored);
         return out;
     }
 
@@ -310,16 +346,23 @@ public final class ClusterLink {
                 return false;
             }
             ClusterBus.Lease lease = got.get();
+            // The last event here once the conversation is caught up, below the seqs the last writer reserved.
+            long applied;
             try {
                 long floor = lease.clean() ? 0 : store.lastSeq(c.id);
                 catchUp(c);
+                List<Envelope> unpublished = List.of();
                 if (!lease.clean()) {
-                    // The last writer may have stored events it never published: learn them too.
+                    // The last writer may have stored events it never published: learn them, and publish
+                    // them before anything of this node's, so that the bus's history has no hole.
                     catchUpFromStore(c);
+                    unpublished = lease.topSeq() == 0 ? List.of() : storedAfter(c.id, lease.topSeq());
                 }
                 synchronized (c) {
+                    applied = c.lastSeq;
                     c.lease = lease;
                     c.leaseHolds = 1;
+                    republishLocked(c, unpublished, applied);
                     c.lastSeq = Math.max(c.lastSeq, Math.max(lease.topSeq(), floor));
                     c.reserved = Math.max(c.reserved, floor);
                 }
@@ -330,13 +373,44 @@ public final class ClusterLink {
             if (!lease.clean()) {
                 try {
                     adopt(c);
-                    failAbandonedRun(c);
+                    failAbandonedRun(c, applied);
                 } catch (RuntimeException e) {
                     // The lease is held all the same: the next writer that finds it unclean tries again.
                     log.warn("could not settle what the last writer of conversation {} left: {}", c.id, e.toString());
                 }
             }
             return true;
+        }
+    }
+
+    /** Every stored event of the conversation after {@code afterSeq}, in order. */
+    private List<Envelope> storedAfter(String conversationId, long afterSeq) {
+        List<Envelope> out = new ArrayList<>();
+        while (true) {
+            List<Envelope> page = store.events(conversationId, afterSeq, PAGE);
+            out.addAll(page);
+            if (page.size() < PAGE) {
+                return out;
+            }
+            afterSeq = page.get(page.size() - 1).seq();
+        }
+    }
+
+    /**
+     * Publishes, in order, the events up to {@code upTo} a writer that stopped stored and did not
+     * publish; the caller holds the conversation's lock and its lease.
+     */
+    private void republishLocked(ConversationState c, List<Envelope> unpublished, long upTo) {
+        int n = 0;
+        for (Envelope e : unpublished) {
+            if (e.seq() <= upTo) {
+                publishLocked(c, e, EventCodec.toJson(e.event()));
+                n++;
+            }
+        }
+        if (n > 0) {
+            log.info("published {} of conversation {} that its last writer stored and did not publish",
+                    Plural.of(n, "event"), c.id);
         }
     }
 
@@ -576,14 +650,15 @@ public final class ClusterLink {
         }
     }
 
-    /** Fails the run the conversation's last writer left unfinished, if any; holding its lease. */
-    private void failAbandonedRun(ConversationState c) {
-        long lastSeq;
+    /**
+     * Fails the run the conversation's last writer left unfinished, if any, {@code lastSeq} the last of
+     * its events (the seqs it reserved above are no events); holding its lease.
+     */
+    private void failAbandonedRun(ConversationState c, long lastSeq) {
         synchronized (c) {
             if (c.active != null) {
                 return;
             }
-            lastSeq = c.lastSeq;
         }
         long start = replay.lastRunStart(c, lastSeq);
         if (start == 0) {

@@ -117,16 +117,21 @@ public final class Replay {
                 }
             }
             // Everything before the tail is stored.
-            List<Envelope> page = logged(c, cursor, REPLAY_PAGE);
-            for (Envelope e : page) {
+            boolean below = false;
+            for (Envelope e : logged(c, cursor, REPLAY_PAGE)) {
+                if (e.seq() >= tailFirst) {
+                    // The tail has it, or (in a cluster) will once this node applies it: it comes from there.
+                    break;
+                }
                 if (!s.deliver(e)) {
                     s.overflowed();
                     return;
                 }
                 cursor = e.seq();
                 sent = true;
+                below = true;
             }
-            if (page.isEmpty()) {
+            if (!below) {
                 // Nothing stored after the cursor below the tail: a gap a crash left.
                 cursor = Math.max(cursor, tailFirst - 1);
             }
