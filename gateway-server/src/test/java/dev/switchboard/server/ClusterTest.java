@@ -316,14 +316,8 @@ class ClusterTest {
                 doomed.kill();
                 db.rollback();
             }
-            List<JsonNode> untilFailed = watcher.until(type("error"));
-            JsonNode failed = untilFailed.get(untilFailed.size() - 1);
-            assertThat(failed.path("error_code").asText()).as(failed.toString()).isEqualTo("service_unavailable");
-            // HAI ends a failed run with its error, then a status that carries the failure's cursor.
-            JsonNode failedEnd = watcher.next();
-            assertThat(completed(failedEnd)).as(failedEnd.toString()).isTrue();
-            untilFailed.add(failedEnd);
-            long failedSeq = failedEnd.path("seq").asLong();
+            List<JsonNode> untilFailed = untilFailedUnavailable(watcher);
+            long failedSeq = untilFailed.get(untilFailed.size() - 1).path("seq").asLong();
             assertThat(haiSeqs(untilFailed)).as("the killed node's events, then the failure above them")
                     .isSorted().doesNotHaveDuplicates().allMatch(seq -> seq > haiSeqs(seen).get(haiSeqs(seen).size() - 1));
 
@@ -374,21 +368,14 @@ class ClusterTest {
                 }
                 List<Long> ranSeqs = haiSeqs(ran);
                 long lastRan = ranSeqs.get(ranSeqs.size() - 1);
-                List<JsonNode> rest = watcher.until(type("error"));
-                JsonNode failed = rest.get(rest.size() - 1);
-                assertThat(failed.path("error_code").asText()).as(failed.toString()).isEqualTo("service_unavailable");
-                JsonNode failedEnd = watcher.next();
-                assertThat(completed(failedEnd)).as(failedEnd.toString()).isTrue();
-                watched.addAll(rest);
-                watched.add(failedEnd);
+                watched.addAll(untilFailedUnavailable(watcher));
                 assertThat(haiSeqs(watched)).as("the watcher's events: every one the cut-off node showed, then the failure")
                         .isSorted().doesNotHaveDuplicates().containsAll(ranSeqs);
-                assertThat(failedEnd.path("seq").asLong()).isGreaterThan(lastRan);
+                assertThat(watched.get(watched.size() - 1).path("seq").asLong()).isGreaterThan(lastRan);
 
                 // A client of the dead node resumes on another with the last cursor it was given.
                 try (WsClient back = WsClient.connect(c.port, "/hai/ws?session_id=" + s + "&last_seq=" + lastRan)) {
-                    List<JsonNode> after = back.until(type("error"));
-                    after.add(back.next());
+                    List<JsonNode> after = untilFailedUnavailable(back);
                     assertThat(haiSeqs(after)).as("only what followed the cursor: no resync, no gap")
                             .isNotEmpty().allMatch(seq -> seq > lastRan);
                     assertThat(haiTypes(after)).doesNotContain("assistant_message_chunk");
@@ -396,6 +383,20 @@ class ClusterTest {
                 assertThat(runEnds(s)).as("two runs stored, one end each").isEqualTo(2);
             }
         }
+    }
+
+    /**
+     * A HAI client's frames up to its run's failure with {@code unavailable}: the error, then the
+     * status that ends the run and carries the failure's cursor (the last frame returned).
+     */
+    private static List<JsonNode> untilFailedUnavailable(WsClient client) {
+        List<JsonNode> frames = client.until(type("error"));
+        JsonNode failed = frames.get(frames.size() - 1);
+        assertThat(failed.path("error_code").asText()).as(failed.toString()).isEqualTo("service_unavailable");
+        JsonNode end = client.next();
+        assertThat(completed(end)).as(end.toString()).isTrue();
+        frames.add(end);
+        return frames;
     }
 
     /** Waits until PostgreSQL holds the conversation's event {@code seq}. */

@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The soak's human in the loop, on A2H: polls the approvals every run waits for
@@ -27,6 +29,8 @@ final class SoakOperator implements Runnable {
     private final Random random;
     /** The gateway of the current sweep. */
     private volatile int port;
+    /** Approvals whose decision was answered "try again", whose next decision may find the first taken. */
+    private final Set<String> unconfirmed = ConcurrentHashMap.newKeySet();
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
     volatile boolean stop;
@@ -47,7 +51,8 @@ final class SoakOperator implements Runnable {
     /** One sweep, on a node picked at random: every approval pending now, approved, the decisions sent side by side. */
     void sweep() throws InterruptedException {
         port = plan.node(random);
-        long sweptAt = (System.nanoTime() - plan.startNanos) / 1_000_000;
+        long sweepStart = System.nanoTime();
+        long sweptAt = (sweepStart - plan.startNanos) / 1_000_000;
         // A decision a cluster node forwards to the node running its run waits for that node's answer.
         boolean killedNodeMayOwn = plan.killedNodeMayHoldLeases();
         try {
@@ -74,7 +79,8 @@ final class SoakOperator implements Runnable {
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString("{\"approved\":true,\"comment\":\"soak\"}")).build(),
                         HttpResponse.BodyHandlers.ofString()).handle((decided, error) -> {
-                            decided(id, decided, error, killedNodeMayOwn, sweptAt);
+                            decided(id, decided, error, killedNodeMayOwn || plan.clusterNodeKilledSince(sweepStart),
+                                    sweptAt);
                             return null;
                         }));
             }
@@ -99,10 +105,17 @@ final class SoakOperator implements Runnable {
             // The approval of a run the kill ended continues in a new run, which must wait for
             // the run now active in its conversation: ask again on the next sweep.
             plan.decisionsDeferred.incrementAndGet();
+        } else if (decided.statusCode() == 409 && decided.body().contains("already_decided")
+                && unconfirmed.remove(id)) {
+            // Asked again after a "try again": the first decision had been taken (the node that
+            // took it died, or confirmed it too late); it stands, as the answer says.
+            plan.decisionsStoodOnRetry.incrementAndGet();
         } else if (decided.statusCode() == 503 && killedNodeMayOwn) {
+            unconfirmed.add(id);
             // A cluster node sent the decision to the node running the run, which the kill took
-            // before its lease ran out, and no answer came (the node's "did not answer", or A2H's
-            // own wait ran out first): README "Cluster" says try again, and the next sweep does.
+            // before its lease ran out (or while the decision waited for its answer), and no answer
+            // came (the node's "did not answer", or A2H's own wait ran out first): README "Cluster"
+            // says try again, and the next sweep does.
             plan.decisionsUnanswered.incrementAndGet();
         } else {
             plan.fail("A2H respond to " + id + " on :" + port + " (sent " + sweptAt + " ms into the soak) answered "

@@ -81,6 +81,8 @@ final class SoakPlan {
     final AtomicLong decisionsDeferred = new AtomicLong();
     /** Decisions a cluster node forwarded to the killed node, which never answered: asked again. */
     final AtomicLong decisionsUnanswered = new AtomicLong();
+    /** Decisions asked again after a "try again" and answered that the first one stands. */
+    final AtomicLong decisionsStoodOnRetry = new AtomicLong();
     final AtomicLong operatorSweeps = new AtomicLong();
     final AtomicLong operatorLongestSweepMs = new AtomicLong();
     final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
@@ -150,6 +152,15 @@ final class SoakPlan {
         return wasKilled() && System.nanoTime() <= killedLeasesEndNanos;
     }
 
+    /**
+     * Whether a cluster node was killed since {@code sentNanos}: a request sent then may have been
+     * passed on to the node killed while it waited for that node's answer.
+     */
+    boolean clusterNodeKilledSince(long sentNanos) {
+        long killedAt = crashWindow.get()[0];
+        return killedLeasesEndNanos != Long.MIN_VALUE && killedAt != Long.MAX_VALUE && killedAt >= sentNanos;
+    }
+
     /** Whether it is now between the kill and 15 s after clients were served again. */
     boolean inCrashWindow() {
         long now = System.nanoTime();
@@ -189,6 +200,8 @@ final class SoakPlan {
                         + " deferred: the run the kill ended must wait for the one now active; "
                         + (decisionsUnanswered.get() == 0 ? "" : decisionsUnanswered.get()
                                 + " forwarded to the killed node, unanswered, asked again; ")
+                        + (decisionsStoodOnRetry.get() == 0 ? "" : decisionsStoodOnRetry.get()
+                                + " of those found taken when asked again; ")
                         + operatorSweeps.get() + " sweeps, the longest " + operatorLongestSweepMs.get() + " ms)",
                 "frames/events received  " + framesReceived.get(),
                 "bytes received          " + bytesReceived.get(),

@@ -84,6 +84,8 @@ public final class ClusterLink {
      * once, as a dead node leaves every conversation it wrote to be taken over together.
      */
     private final ExecutorService takeovers;
+    /** Expired leases this node claimed and has not yet taken over. */
+    private final AtomicInteger takingOver = new AtomicInteger();
     /** Events emitted here and not yet answered by the bus. */
     private final AtomicInteger queued = new AtomicInteger();
     private ConversationTable table;
@@ -113,7 +115,9 @@ public final class ClusterLink {
         await(bus.listen(this::received));
         long every = Math.max(100, bus.leaseTtl().toMillis() / 3);
         timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
-        timer.scheduleWithFixedDelay(this::reap, every, every, TimeUnit.MILLISECONDS);
+        // Often, so that a dead writer's runs fail soon after its leases lapse; a reap is one script call.
+        long reapEvery = Math.max(100, bus.leaseTtl().toMillis() / 10);
+        timer.scheduleWithFixedDelay(this::reap, reapEvery, reapEvery, TimeUnit.MILLISECONDS);
     }
 
     public String nodeId() {
@@ -286,13 +290,11 @@ public final class ClusterLink {
             }
         }
         long reached = out.isEmpty() ? afterSeq : out.get(out.size() - 1).seq();
-        if (before > reached && !out.isEmpty()) {
-            // Still short of the bus's oldest entry: stop where the store stops; the next read goes on from there.
-            return out;
-        }
-        if (before > reached) {
-            log.warn("events {}-{} of conversation {} are neither in the cluster's history nor stored; skipped",
-                    reached + 1, before, conversationId);
+        if (before > reached && out.size() < limit) {
+            // Waited for: the seqs a writer that stopped had reserved and not used (or, had it shown
+            // them, events lost with it): the cursor's resync rule covers a client that holds one.
+            log.info("no event of conversation {} has a seq in {}-{} (in neither the cluster's history nor the"
+                    + " store): the gap a writer that stopped left", conversationId, reached + 1, before);
         }
         for (int i = 0; i < fromBus.size() && out.size() < limit; i++) {
             out.add(fromBus.get(i));
@@ -584,16 +586,30 @@ public final class ClusterLink {
         }
     }
 
-    /** Takes over conversations whose writer stopped renewing its lease, to fail its run. */
+    /**
+     * Takes over conversations whose writer stopped renewing its lease, to fail its run: as many as
+     * this node has take-over threads idle, so that the nodes left share a dead node's conversations.
+     */
     private void reap() {
-        bus.claimExpired(100).whenComplete((leases, e) -> {
+        int idle = TAKEOVER_THREADS - takingOver.get();
+        if (idle <= 0) {
+            return;
+        }
+        bus.claimExpired(idle).whenComplete((leases, e) -> {
             if (e != null) {
                 log.debug("could not read the expired write leases", e);
                 return;
             }
             for (ClusterBus.Lease expired : leases) {
-                takeovers.execute(() -> takeOver(expired.conversationId(), "node " + expired.nodeId()
-                        + " stopped renewing its write lease"));
+                takingOver.incrementAndGet();
+                takeovers.execute(() -> {
+                    try {
+                        takeOver(expired.conversationId(), "node " + expired.nodeId()
+                                + " stopped renewing its write lease");
+                    } finally {
+                        takingOver.decrementAndGet();
+                    }
+                });
             }
         });
     }
@@ -603,10 +619,13 @@ public final class ClusterLink {
      * unfinished; nothing when another node writes it (it did that already).
      */
     void takeOver(String conversationId, String why) {
+        long start = System.nanoTime();
         try {
             ConversationState c = table.load(conversationId);
             if (hold(c)) {
                 release(c);
+                log.info("took conversation {} over ({}) in {} ms", conversationId, why,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
             }
         } catch (RuntimeException e) {
             log.warn("could not take over conversation {} ({}): {}", conversationId, why, e.getMessage());
