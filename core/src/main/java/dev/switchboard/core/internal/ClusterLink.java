@@ -77,7 +77,7 @@ public final class ClusterLink {
     private final ScheduledExecutorService timer;
     private final Map<String, Forward> forwards = new ConcurrentHashMap<>();
     /** Conversations taken over at once (each waits mostly on Redis and PostgreSQL, not on a core). */
-    private static final int TAKEOVER_THREADS = 4;
+    private static final int TAKEOVER_THREADS = 8;
     /**
      * Takes conversations over from writers that stopped, apart from the hub's workers: a busy node
      * must not leave a dead writer's run unfailed while its workers wait on requests; and a few at
