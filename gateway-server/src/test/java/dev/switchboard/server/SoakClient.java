@@ -23,6 +23,8 @@ abstract class SoakClient implements Runnable {
     final Random random;
     /** The port of the gateway of the current connection (or request): each one goes to a node at random. */
     int port;
+    /** The gateway of the connection or request before the current one (0: none). */
+    int previousPort;
     /** The port of the gateway that took the last connection or request. */
     private int servedBy;
 
@@ -71,6 +73,7 @@ abstract class SoakClient implements Runnable {
 
     /** Picks the gateway of the next connection or request, as a balancer would: any node, at random. */
     final int pickNode() {
+        previousPort = port;
         port = plan.node(random);
         return port;
     }
@@ -229,7 +232,10 @@ abstract class SoakClient implements Runnable {
      * clients before they are stored, may do so while the client goes on asking).
      */
     final boolean busyExpected() {
-        return dialect == SoakDialect.VOICE || outlivedKill || plan.wasKilled() && dialect.asksApprovals();
+        return dialect == SoakDialect.VOICE || outlivedKill || plan.wasKilled() && dialect.asksApprovals()
+                // The last run may have been the killed node's: until a node takes its lease over,
+                // the cluster holds that run active, ended or not (README "Cluster").
+                || plan.inClusterCrashWindow(previousPort);
     }
 
     /** Notes a step (ms since the soak began), keeping the last 24. */

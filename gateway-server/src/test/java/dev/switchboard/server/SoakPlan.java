@@ -176,6 +176,11 @@ final class SoakPlan {
         return inCrashWindow() && port == killedPort;
     }
 
+    /** {@link #inCrashWindow(int)}, for a cluster's node (one that is not restarted; others take over). */
+    boolean inClusterCrashWindow(int port) {
+        return killedLeasesEndNanos != Long.MIN_VALUE && inCrashWindow(port);
+    }
+
     void fail(String what) {
         failures.add(what);
     }

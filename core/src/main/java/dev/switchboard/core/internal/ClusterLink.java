@@ -350,15 +350,33 @@ public final class ClusterLink {
             ClusterBus.Lease lease = got.get();
             // The last event here once the conversation is caught up, below the seqs the last writer reserved.
             long applied;
+            // Whether the store may be behind what the bus holds (what the last writer published, unstored).
+            boolean storeMayLag = true;
             try {
                 long floor = lease.clean() ? 0 : store.lastSeq(c.id);
-                catchUp(c);
+                long have;
+                synchronized (c) {
+                    have = c.lastSeq;
+                }
+                if (have < lease.topSeq()) {
+                    catchUp(c);
+                }
                 List<Envelope> unpublished = List.of();
                 if (!lease.clean()) {
                     // The last writer may have stored events it never published: learn them, and publish
                     // them before anything of this node's, so that the bus's history has no hole.
-                    catchUpFromStore(c);
-                    unpublished = lease.topSeq() == 0 ? List.of() : storedAfter(c.id, lease.topSeq());
+                    List<Envelope> stored = storedAfter(c.id, lease.topSeq() == 0 ? have
+                            : Math.min(have, lease.topSeq()));
+                    synchronized (c) {
+                        for (Envelope e : stored) {
+                            if (e.seq() > c.lastSeq) {
+                                emitter.acceptLocked(c, e);
+                            }
+                        }
+                    }
+                    storeMayLag = stored.isEmpty() || stored.get(stored.size() - 1).seq() < lease.topSeq();
+                    unpublished = lease.topSeq() == 0 ? List.of()
+                            : stored.stream().filter(e -> e.seq() > lease.topSeq()).toList();
                 }
                 synchronized (c) {
                     applied = c.lastSeq;
@@ -374,7 +392,9 @@ public final class ClusterLink {
             }
             if (!lease.clean()) {
                 try {
-                    adopt(c);
+                    if (storeMayLag) {
+                        adopt(c);
+                    }
                     failAbandonedRun(c, applied);
                 } catch (RuntimeException e) {
                     // The lease is held all the same: the next writer that finds it unclean tries again.
@@ -414,11 +434,6 @@ public final class ClusterLink {
             log.info("published {} of conversation {} that its last writer stored and did not publish",
                     Plural.of(n, "event"), c.id);
         }
-    }
-
-    /** Applies what the store holds above the conversation's last seq here, in order. */
-    private void catchUpFromStore(ConversationState c) {
-        applyPages(c, from -> store.events(c.id, from, PAGE));
     }
 
     /**
@@ -683,32 +698,53 @@ public final class ClusterLink {
         if (start == 0) {
             return;
         }
-        String runId = null;
-        boolean ended = false;
-        for (long after = start - 1; after < lastSeq; ) {
+        RunSeen run = new RunSeen(start);
+        boolean inTail;
+        synchronized (c) {
+            // Most often the run is still in this node's tail, which holds every event it applied.
+            inTail = !c.tail.isEmpty() && c.tail.peekFirst().seq() <= start;
+            if (inTail) {
+                c.tail.forEach(run::see);
+            }
+        }
+        for (long after = start - 1; !inTail && after < lastSeq; ) {
             List<Envelope> page = events(c.id, after, PAGE);
             if (page.isEmpty()) {
                 break;
             }
-            for (Envelope e : page) {
-                if (e.seq() == start) {
-                    runId = e.runId();
-                } else if (runId != null && runId.equals(e.runId()) && (e.event().kind() == Event.Kind.RUN_FINISHED
-                        || e.event().kind() == Event.Kind.RUN_FAILED)) {
-                    ended = true;
-                }
-            }
+            page.forEach(run::see);
             after = page.get(page.size() - 1).seq();
         }
-        if (runId == null || ended) {
+        if (run.runId == null || run.ended) {
             return;
         }
+        String runId = run.runId;
         synchronized (c) {
             emitter.emitLocked(c, null, runId, new Event.RunFailed(ErrorCode.UNAVAILABLE,
                     "the gateway node running this run stopped; start it again"), null);
             c.remoteRunId = null;
         }
         log.info("run {} of conversation {} was left unfinished by a node that stopped; marked failed", runId, c.id);
+    }
+
+    /** What the events from a run's start show of it: its id, and whether it ended. */
+    private static final class RunSeen {
+        private final long start;
+        private String runId;
+        private boolean ended;
+
+        RunSeen(long start) {
+            this.start = start;
+        }
+
+        void see(Envelope e) {
+            if (e.seq() == start) {
+                runId = e.runId();
+            } else if (runId != null && runId.equals(e.runId()) && (e.event().kind() == Event.Kind.RUN_FINISHED
+                    || e.event().kind() == Event.Kind.RUN_FAILED)) {
+                ended = true;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- approvals of another node's run
