@@ -223,6 +223,35 @@ class ClusterTest {
         }
     }
 
+    @Test
+    void anA2hRequestIntoAConversationWhoseRunStreamsOnBIsShownThereAtOnceAndAnsweredFromC() throws Exception {
+        String s = session();
+        String callId = "call-" + UUID.randomUUID();
+        try (WsClient hai = WsClient.connect(b.port, "/ws")) {
+            hai.ask(s, "a slow answer please").until(type("assistant_message_chunk"));
+            HttpResponse<String> created = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port
+                                    + "/humanlayer/v1/function_calls"))
+                            .header("Content-Type", "application/json").timeout(Duration.ofSeconds(20))
+                            .POST(HttpRequest.BodyPublishers.ofString(A2hServerTest.functionCall(callId, "send_email",
+                                    A2hServerTest.session(s)).toString())).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(created.statusCode()).as("asked on a while b runs the conversation: " + created.body())
+                    .isEqualTo(201);
+            List<JsonNode> untilAsked = hai.until(type("tool_approval_request"));
+            JsonNode request = untilAsked.get(untilAsked.size() - 1);
+            assertThat(request.path("tool_name").asText()).isEqualTo("send_email");
+            assertThat(haiTypes(untilAsked)).as("shown while the run streams").doesNotContain("status:completed");
+
+            HttpResponse<String> decided = a2hRespond(c, callId, true);
+            assertThat(decided.statusCode()).as(decided.body()).isEqualTo(200);
+            assertThat(Json.MAPPER.readTree(decided.body()).path("status").path("approved").asBoolean())
+                    .as(decided.body()).isTrue();
+            assertThat(haiSeqs(hai.untilCompleted())).isSorted().doesNotHaveDuplicates();
+            HttpResponse<String> twice = a2hRespond(a, callId, false);
+            assertThat(twice.statusCode()).as(twice.body()).isEqualTo(409);
+        }
+    }
+
     private static HttpResponse<String> a2hRespond(ChildGateway node, String approvalId, boolean approved)
             throws IOException, InterruptedException {
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port

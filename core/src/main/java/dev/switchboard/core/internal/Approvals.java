@@ -25,6 +25,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
 /**
@@ -35,6 +37,9 @@ import java.util.function.LongSupplier;
 public final class Approvals implements OperatorApprovals {
     /** Logged under the hub's name, as every part of the hub logs. */
     private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
+    /** Times an approval request tries to hold, or reach the writer of, its conversation, some 50 ms apart. */
+    private static final int ASK_ATTEMPTS = 40;
+    private static final long ASK_PAUSE_MS = 50;
 
     private final ConversationStore store;
     private final ExecutorService workers;
@@ -191,16 +196,26 @@ public final class Approvals implements OperatorApprovals {
         Objects.requireNonNull(conversationId, "conversationId");
         Objects.requireNonNull(request, "request");
         return CompletableFuture.supplyAsync(() -> {
-            while (true) {
+            for (int attempt = 1; ; attempt++) {
                 ConversationState c = table.load(conversationId);
                 if (cluster != null && !cluster.hold(c)) {
-                    throw new IllegalStateException("conversation " + conversationId
-                            + " has a run on another gateway node; ask again when it ends");
+                    // Another node writes the conversation (its run streams there): it asks, and stores.
+                    Optional<CompletableFuture<ApprovalRecord>> there = cluster.askWriter(c, request);
+                    if (there.isPresent()) {
+                        return there.get();
+                    }
+                    // Its lease ended a moment ago, or is still this node's from before a restart.
+                    if (attempt == ASK_ATTEMPTS) {
+                        throw new IllegalStateException("conversation " + conversationId
+                                + " is written by a node that does not answer; ask again shortly");
+                    }
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ASK_PAUSE_MS));
+                    continue;
                 }
                 try {
                     ApprovalRecord asked = askLocked(c, request);
                     if (asked != null) {
-                        return asked;
+                        return emitter.afterQueuedWrites(asked);
                     }
                 } finally {
                     if (cluster != null) {
@@ -208,7 +223,7 @@ public final class Approvals implements OperatorApprovals {
                     }
                 }
             }
-        }, workers).thenCompose(emitter::afterQueuedWrites);
+        }, workers).thenCompose(asked -> asked);
     }
 
     /** Emits an approval asked outside any run; null when the conversation left memory meanwhile. */

@@ -13,8 +13,10 @@ import dev.switchboard.core.Ids;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.Principal;
+import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
@@ -76,6 +78,8 @@ public final class ClusterLink {
     private final Executor workers;
     private final ScheduledExecutorService timer;
     private final Map<String, Forward> forwards = new ConcurrentHashMap<>();
+    /** Approval requests sent to the node that writes their conversation, waiting for its answer. */
+    private final Map<String, CompletableFuture<ApprovalRecord>> asks = new ConcurrentHashMap<>();
     /** Conversations taken over at once (each waits mostly on Redis and PostgreSQL, not on a core). */
     private static final int TAKEOVER_THREADS = 8;
     /**
@@ -779,6 +783,88 @@ public final class ClusterLink {
         return true;
     }
 
+    /**
+     * Sends an approval request outside any run (A2H) to the node that writes the conversation, which
+     * shows it there as a node alone would, even while a run streams; empty when no other node writes
+     * the conversation (the caller asks here). The answer is the stored approval, or fails when that
+     * node refused or did not answer.
+     */
+    Optional<CompletableFuture<ApprovalRecord>> askWriter(ConversationState c, ApprovalRequest request) {
+        Optional<String> writer = await(bus.holder(c.id));
+        if (writer.isEmpty() || writer.get().equals(bus.nodeId())) {
+            return Optional.empty();
+        }
+        String id = Ids.next("ask");
+        CompletableFuture<ApprovalRecord> answer = new CompletableFuture<>();
+        asks.put(id, answer);
+        timer.schedule(() -> {
+            if (asks.remove(id, answer)) {
+                answer.completeExceptionally(new ClusterUnavailable("node " + writer.get()
+                        + ", which writes conversation " + c.id + ", did not answer an approval request", null));
+            }
+        }, FORWARD_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        ObjectNode m = Json.object();
+        m.put("type", "ask").put("id", id).put("reply_to", bus.nodeId()).put("conversation_id", c.id)
+                .put("tool_call_id", request.toolCallId()).put("tool_name", request.toolName())
+                .put("description", request.description()).put("reasoning", request.reasoning())
+                .put("risk", request.risk().name());
+        if (request.arguments() != null) {
+            m.set("arguments", request.arguments());
+        }
+        send(writer.get(), m);
+        return Optional.of(answer);
+    }
+
+    /** An approval request another node sent here: asked as this node's own, the answer sent back. */
+    private void askForwarded(JsonNode m) {
+        ApprovalRequest request;
+        try {
+            request = new ApprovalRequest(m.path("tool_call_id").asText(), m.path("tool_name").asText(),
+                    textOrNull(m, "description"), m.has("arguments") ? m.get("arguments") : null,
+                    textOrNull(m, "reasoning"), RiskLevel.valueOf(m.path("risk").asText()));
+        } catch (RuntimeException bad) {
+            log.warn("ignored an approval request from node {} this node does not read: {}",
+                    m.path("reply_to").asText(), bad.getMessage());
+            return;
+        }
+        approvals.requestApproval(m.path("conversation_id").asText(), request).whenComplete((asked, e) -> {
+            ObjectNode reply = Json.object();
+            reply.put("type", "asked").put("id", m.path("id").asText())
+                    .put("conversation_id", m.path("conversation_id").asText());
+            if (e != null) {
+                Throwable cause = e.getCause() != null ? e.getCause() : e;
+                reply.put("error", String.valueOf(cause.getMessage()));
+            } else {
+                reply.put("approval_id", asked.approvalId()).put("seq", asked.seq()).put("run_id", asked.runId())
+                        .put("event", EventCodec.toJson(asked.request()));
+            }
+            send(m.path("reply_to").asText(), reply);
+        });
+    }
+
+    /** The answer to an approval request this node sent to another. */
+    private void asked(JsonNode m) {
+        CompletableFuture<ApprovalRecord> answer = asks.remove(m.path("id").asText());
+        if (answer == null) {
+            return;
+        }
+        if (m.has("error")) {
+            answer.completeExceptionally(new IllegalStateException(m.path("error").asText()));
+            return;
+        }
+        try {
+            Event.ApprovalRequested event = (Event.ApprovalRequested) EventCodec.fromJson(m.path("event").asText());
+            answer.complete(new ApprovalRecord(m.path("conversation_id").asText(), textOrNull(m, "run_id"),
+                    m.path("seq").asLong(), event, ApprovalRecord.Status.PENDING, null, null, null));
+        } catch (RuntimeException bad) {
+            answer.completeExceptionally(bad);
+        }
+    }
+
+    private static String textOrNull(JsonNode m, String field) {
+        return m.path(field).isTextual() ? m.path(field).asText() : null;
+    }
+
     private void send(String node, ObjectNode message) {
         bus.send(node, message.toString().getBytes(StandardCharsets.UTF_8)).exceptionally(e -> {
             log.warn("could not send a message to node {}: {}", node, e.toString());
@@ -797,6 +883,8 @@ public final class ClusterLink {
         }
         switch (m.path("type").asText()) {
             case "decide" -> workers.execute(() -> decideForwarded(m));
+            case "ask" -> workers.execute(() -> askForwarded(m));
+            case "asked" -> asked(m);
             case "decided" -> {
                 Forward f = forwards.remove(m.path("id").asText());
                 if (f != null) {
