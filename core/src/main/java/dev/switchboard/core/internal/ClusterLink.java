@@ -185,11 +185,16 @@ public final class ClusterLink {
      * then what arrived meanwhile.
      */
     private void catchUp(ConversationState c) {
+        catchUp(c, STORE_LAG_WAITS);
+    }
+
+    /** {@link #catchUp(ConversationState)}, waiting at most {@code storeLagWaits} times for a writer's store (see {@link #events}). */
+    private void catchUp(ConversationState c, int storeLagWaits) {
         synchronized (c) {
             c.catchingUp = true;
         }
         try {
-            applyPages(c, from -> events(c.id, from, PAGE));
+            applyPages(c, from -> events(c.id, from, PAGE, storeLagWaits));
         } finally {
             synchronized (c) {
                 applyHeld(c);
@@ -259,6 +264,14 @@ public final class ClusterLink {
      * the bus holds (events a writer stored and did not publish before it stopped).
      */
     List<Envelope> events(String conversationId, long afterSeq, int limit) {
+        return events(conversationId, afterSeq, limit, STORE_LAG_WAITS);
+    }
+
+    /**
+     * {@link #events(String, long, int)}, waiting at most {@code storeLagWaits} times, 100 ms apart, for
+     * the store to reach what the bus no longer holds: none for a writer known to have stopped.
+     */
+    private List<Envelope> events(String conversationId, long afterSeq, int limit, int storeLagWaits) {
         ClusterBus.History h;
         try {
             h = await(bus.history(conversationId, afterSeq, limit));
@@ -282,7 +295,7 @@ public final class ClusterLink {
         long busFirst = fromBus.isEmpty() ? Long.MAX_VALUE : fromBus.get(0).seq();
         long before = fromBus.isEmpty() ? 0 : h.entries().get(0).prevSeq();
         List<Envelope> stored = store.events(conversationId, afterSeq, limit);
-        for (int wait = 0; wait < STORE_LAG_WAITS && before > afterSeq && stored.size() < limit
+        for (int wait = 0; wait < storeLagWaits && before > afterSeq && stored.size() < limit
                 && (stored.isEmpty() || stored.get(stored.size() - 1).seq() < before); wait++) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
             stored = store.events(conversationId, afterSeq, limit);
@@ -363,7 +376,9 @@ public final class ClusterLink {
                     have = c.lastSeq;
                 }
                 if (have < lease.topSeq()) {
-                    catchUp(c);
+                    // A writer that did not let go has stopped, as far as anyone can tell: waiting for its
+                    // store to fill what the bus dropped would only delay the take-over.
+                    catchUp(c, lease.clean() ? STORE_LAG_WAITS : 0);
                 }
                 List<Envelope> unpublished = List.of();
                 if (!lease.clean()) {
@@ -712,7 +727,7 @@ public final class ClusterLink {
             }
         }
         for (long after = start - 1; !inTail && after < lastSeq; ) {
-            List<Envelope> page = events(c.id, after, PAGE);
+            List<Envelope> page = events(c.id, after, PAGE, 0);
             if (page.isEmpty()) {
                 break;
             }

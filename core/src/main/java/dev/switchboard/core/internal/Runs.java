@@ -58,6 +58,7 @@ public final class Runs {
     /** The cluster this node is part of; null when it runs alone. */
     final ClusterLink cluster;
     private static final int HOLD_ATTEMPTS = 4;
+    private static final int HOLD_ATTEMPTS_AFTER_A_RUN = 31;
     private static final long HOLD_PAUSE_MS = 50;
     private volatile boolean shuttingDown;
 
@@ -177,15 +178,21 @@ public final class Runs {
     }
 
     /**
-     * Holds the conversation's lease, asking again a few times over some 150 ms: a run that just
-     * ended on another node lets its lease go only once its last events are published.
+     * Holds the conversation's lease, asking again a few times over some 150 ms, or over some 1.5 s
+     * while this node knows of no run going on there: a run that just ended on another node lets its
+     * lease go only once its last events are published, two round trips to Redis after its client saw
+     * it end, which a busy cluster takes longer than 150 ms to make.
      */
     private boolean holdSoon(ConversationState c) {
         for (int attempt = 0; ; attempt++) {
             if (cluster.hold(c)) {
                 return true;
             }
-            if (attempt == HOLD_ATTEMPTS - 1) {
+            boolean runGoingOn;
+            synchronized (c) {
+                runGoingOn = c.remoteRunId != null;
+            }
+            if (attempt >= (runGoingOn ? HOLD_ATTEMPTS : HOLD_ATTEMPTS_AFTER_A_RUN) - 1) {
                 return false;
             }
             try {
