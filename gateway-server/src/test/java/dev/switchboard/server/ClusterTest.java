@@ -252,6 +252,42 @@ class ClusterTest {
         }
     }
 
+    @Test
+    void anApprovalDecidedOnBLeavesThePendingListOfAAtOnceThoughBHasNotStoredItYet() throws Exception {
+        String s = session();
+        try (WsClient runner = WsClient.connect(b.port, "/ws")) {
+            runner.ask(s, "hello").untilCompleted();
+            WsClient watcher = WsClient.connect(a.port, "/hai/ws?session_id=" + s);
+            List<JsonNode> asked = runner.ask(s, "generate the report").until(type("tool_approval_request"));
+            String approvalId = asked.get(asked.size() - 1).path("approval_id").asText();
+            watcher.until(f -> approvalId.equals(f.path("approval_id").asText()));
+            assertThat(a2hPending(a)).as("pending, and stored as pending").contains(approvalId);
+            try (Connection db = postgres.connect(storeUrl)) {
+                db.setAutoCommit(false);
+                // Node b cannot store the decision while this lock holds.
+                db.createStatement().execute("LOCK TABLE approvals IN EXCLUSIVE MODE");
+                A2hServerTest.answer(runner, asked.get(asked.size() - 1), true, "on b");
+                watcher.until(type("tool_call").and(f -> f.path("status").asText().equals("started")));
+                assertThat(a2hPending(a)).as("node a heard the decision; the store still says pending")
+                        .doesNotContain(approvalId);
+                db.rollback();
+            }
+            runner.untilCompleted();
+            watcher.close();
+        }
+    }
+
+    /** The approval ids a node's A2H pending list shows. */
+    private static List<String> a2hPending(ChildGateway node) throws IOException, InterruptedException {
+        HttpResponse<String> res = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port
+                        + "/humanlayer/v1/agent/function_calls/pending?limit=1000")).timeout(Duration.ofSeconds(20))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(res.statusCode()).as(res.body()).isEqualTo(200);
+        List<String> ids = new ArrayList<>();
+        Json.MAPPER.readTree(res.body()).path("items").forEach(i -> ids.add(i.path("call_id").asText()));
+        return ids;
+    }
+
     private static HttpResponse<String> a2hRespond(ChildGateway node, String approvalId, boolean approved)
             throws IOException, InterruptedException {
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.port

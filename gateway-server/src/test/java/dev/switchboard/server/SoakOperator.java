@@ -29,7 +29,10 @@ final class SoakOperator implements Runnable {
     private final Random random;
     /** The gateway of the current sweep. */
     private volatile int port;
-    /** Approvals whose decision was answered "try again", whose next decision may find the first taken. */
+    /**
+     * Approvals whose decision was answered "try again", or lost with the node the kill took: the
+     * next decision may find the first one taken.
+     */
     private final Set<String> unconfirmed = ConcurrentHashMap.newKeySet();
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
@@ -98,6 +101,9 @@ final class SoakOperator implements Runnable {
             if (!plan.inCrashWindow(port)) {
                 plan.fail("A2H respond to " + id + " on :" + port + " (sent " + sweptAt + " ms into the soak) failed: "
                         + error);
+            } else {
+                // Lost with the node the kill took, which may have taken the decision first.
+                unconfirmed.add(id);
             }
         } else if (decided.statusCode() == 200) {
             plan.approvalsAnswered.incrementAndGet();
@@ -107,8 +113,8 @@ final class SoakOperator implements Runnable {
             plan.decisionsDeferred.incrementAndGet();
         } else if (decided.statusCode() == 409 && decided.body().contains("already_decided")
                 && unconfirmed.remove(id)) {
-            // Asked again after a "try again": the first decision had been taken (the node that
-            // took it died, or confirmed it too late); it stands, as the answer says.
+            // Asked again after a "try again" or a lost answer: the first decision had been taken
+            // (the node that took it died, or confirmed it too late); it stands, as the answer says.
             plan.decisionsStoodOnRetry.incrementAndGet();
         } else if (decided.statusCode() == 503 && killedNodeMayOwn) {
             unconfirmed.add(id);

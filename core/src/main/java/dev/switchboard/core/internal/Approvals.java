@@ -286,7 +286,12 @@ public final class Approvals implements OperatorApprovals {
     @Override
     public List<ApprovalRecord> pendingApprovals(int limit, int offset) {
         emitter.afterQueuedWrites(null).join();
-        return store.pendingApprovals(limit, offset);
+        List<ApprovalRecord> stored = store.pendingApprovals(limit, offset);
+        if (cluster == null) {
+            return stored;
+        }
+        // What another node decided reaches the store from that node a moment later.
+        return stored.stream().filter(a -> !table.resolvedElsewhere(a)).toList();
     }
 
     private boolean resolveExternal(PendingApproval p, ApprovalDecision d) {

@@ -69,6 +69,8 @@ public final class ConversationState {
     ClusterBus.Lease releaseWhenPublished;
     /** History messages other nodes' runs added lately, which the store may not hold yet. */
     final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
+    /** Approvals other nodes resolved lately, whose new state the store may not hold yet. */
+    final ArrayDeque<String> remoteResolved = new ArrayDeque<>(0);
 
     ConversationState(String id, String owner, boolean persisted, long lastSeq, List<ApprovalRecord> open,
                       long touched) {

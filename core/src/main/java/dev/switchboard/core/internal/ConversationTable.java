@@ -90,6 +90,20 @@ public final class ConversationTable {
         return prior != null ? prior : fresh;
     }
 
+    /**
+     * Whether this node knows that another node resolved the approval, which the store still shows
+     * pending (that node stores it a moment later, or, had it stopped, the node taking over does).
+     */
+    boolean resolvedElsewhere(ApprovalRecord a) {
+        ConversationState c = conversations.get(a.conversationId());
+        if (c == null) {
+            return false;
+        }
+        synchronized (c) {
+            return c.remoteResolved.contains(a.approvalId());
+        }
+    }
+
     /** Every conversation in memory. */
     Collection<ConversationState> all() {
         return conversations.values();

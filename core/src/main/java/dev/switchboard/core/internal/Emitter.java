@@ -42,6 +42,8 @@ public final class Emitter {
     static final long RESERVATION = 1 << 16;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
     private static final int REMOTE_MESSAGES_KEPT = 200;
+    /** Approvals other nodes resolved that a conversation remembers, for the pending list (see ConversationState). */
+    private static final int REMOTE_RESOLVED_KEPT = 256;
 
     private final ConversationStore store;
     private final StoreWriter writer;
@@ -243,7 +245,14 @@ public final class Emitter {
                 c.open.put(a.approvalId(), new ApprovalRecord(c.id, env.runId(), env.seq(), a,
                         ApprovalRecord.Status.PENDING, null, null, null));
             }
-            case APPROVAL_RESOLVED -> c.open.remove(((Event.ApprovalResolved) e).approvalId());
+            case APPROVAL_RESOLVED -> {
+                String approvalId = ((Event.ApprovalResolved) e).approvalId();
+                c.open.remove(approvalId);
+                c.remoteResolved.addLast(approvalId);
+                if (c.remoteResolved.size() > REMOTE_RESOLVED_KEPT) {
+                    c.remoteResolved.pollFirst();
+                }
+            }
             default -> {
             }
         }
