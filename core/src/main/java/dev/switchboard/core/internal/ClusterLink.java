@@ -70,6 +70,8 @@ public final class ClusterLink {
     private static final long GAP_READ_PAUSE_MS = 100;
     /** How many times, 100 ms apart, a read waits for the store to reach what the bus no longer holds. */
     private static final int STORE_LAG_WAITS = 30;
+    /** How many times, 100 ms apart, a reattach waits for a run another node is starting to reach this node. */
+    private static final int LAST_RUN_WAITS = 10;
     /** Events waiting for the bus past which emitters wait (see {@link #awaitRoom}). */
     static final int MAX_QUEUED = 1 << 14;
 
@@ -243,6 +245,28 @@ public final class ClusterLink {
             }
         }
         catchUp(c);
+    }
+
+    /**
+     * Before a reattach to the conversation's last run: brings the conversation here up to what the
+     * cluster has and, while another node writes it and no run of it is known here (its start still
+     * on its way: a client may ask one node for a run and reattach on another at once), waits for the
+     * run's start, up to about a second.
+     */
+    void awaitLastRun(ConversationState c) {
+        for (int attempt = 0; ; attempt++) {
+            catchUp(c);
+            synchronized (c) {
+                if (c.active != null || c.remoteRunId != null) {
+                    return;
+                }
+            }
+            Optional<String> writer = await(bus.holder(c.id));
+            if (writer.isEmpty() || writer.get().equals(bus.nodeId()) || attempt == LAST_RUN_WAITS) {
+                return;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+        }
     }
 
     /** Applies one entry another node published; the caller holds the conversation's lock. */

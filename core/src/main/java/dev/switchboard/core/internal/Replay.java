@@ -67,6 +67,9 @@ public final class Replay {
         if (cluster != null && afterSeq > 0) {
             // A cursor another node gave may be ahead of what this node has applied yet.
             cluster.reach(c, afterSeq);
+        } else if (cluster != null && afterSeq == Command.Subscribe.LAST_RUN) {
+            // The run to reattach to may have started on another node a moment ago.
+            cluster.awaitLastRun(c);
         }
         table.enter(s, c.id);
         long from;
