@@ -450,6 +450,43 @@ class ClusterTest {
         }
     }
 
+    @Test
+    void aNodeCutOffFromRedisThatGoesOnWritingStoresNothingAfterTheNodeThatTookItsConversationOver()
+            throws Exception {
+        try (FreezableProxy link = FreezableProxy.to(redis.port())) {
+            ChildGateway cutOff = nodeOn("cut-off-alive", "redis://127.0.0.1:" + link.port());
+            try {
+                String s = session();
+                try (WsClient watcher = WsClient.connect(b.port, "/ws");
+                     WsClient runner = WsClient.connect(cutOff.port, "/ws")) {
+                    watcher.ask(s, "hello").untilCompleted();
+                    runner.ask(s, "a slow answer please");
+                    runner.until(type("assistant_message_chunk"));
+                    watcher.until(type("assistant_message_chunk"));
+                    link.freeze();
+                    // Alive, cut off from Redis, its run going on for seconds after its lease lapses
+                    // and another node fails the run: it must store nothing from then on.
+                    List<JsonNode> watched = untilFailedUnavailable(watcher);
+                    long failedSeq = watched.get(watched.size() - 1).path("seq").asLong();
+                    runner.drain(Duration.ofMillis(1500));
+
+                    List<Long> stored = storedSeqs(s);
+                    assertThat(stored).as("what the cluster's clients saw is stored, and nothing after the failure")
+                            .containsAll(haiSeqs(watched)).allMatch(seq -> seq <= failedSeq);
+                    assertThat(runEnds(s)).as("two runs stored, one end each").isEqualTo(2);
+
+                    List<JsonNode> next = watcher.ask(s, "hello").untilCompleted();
+                    assertThat(haiSeqs(next)).isNotEmpty().allMatch(seq -> seq > failedSeq);
+                    awaitStored(s, haiSeqs(next).get(haiSeqs(next).size() - 1));
+                    assertThat(storedSeqs(s)).as("the conversation goes on, stored").doesNotHaveDuplicates()
+                            .containsAll(haiSeqs(next));
+                }
+            } finally {
+                cutOff.kill();
+            }
+        }
+    }
+
     /**
      * A HAI client's frames up to its run's failure with {@code unavailable}: the error, then the
      * status that ends the run and carries the failure's cursor (the last frame returned).

@@ -63,6 +63,7 @@ public final class RedisClusterBus implements ClusterBus {
     private static final RedisScript LEASE_ACQUIRE = RedisScript.named("lease-acquire");
     private static final RedisScript LEASE_RENEW = RedisScript.named("lease-renew");
     private static final RedisScript LEASE_RELEASE = RedisScript.named("lease-release");
+    private static final RedisScript FENCE_RAISE = RedisScript.named("fence-raise");
     private static final RedisScript LEASE_CHECK = RedisScript.named("lease-check");
     private static final RedisScript LEASE_INDEX = RedisScript.named("lease-index");
     private static final RedisScript LEASE_CLAIM = RedisScript.named("lease-claim");
@@ -211,15 +212,21 @@ public final class RedisClusterBus implements ClusterBus {
     public CompletableFuture<Optional<Lease>> acquire(String conversationId) {
         String token = HexFormat.of().formatHex(randomBytes(16)) + "@" + config.nodeId();
         return LEASE_ACQUIRE.<List<Object>>run(redis, ScriptOutputType.MULTI, RedisKeys.leaseAndMeta(conversationId),
-                        utf8(token), ascii(config.leaseTtl().toMillis()))
+                        utf8(token), ascii(config.leaseTtl().toMillis()), historyTtlSeconds)
                 .thenCompose(reply -> {
                     if (reply.isEmpty()) {
                         return CompletableFuture.completedFuture(Optional.empty());
                     }
                     Lease lease = new Lease(conversationId, config.nodeId(), token, number(reply.get(0)),
-                            (Long) reply.get(1) == 1);
+                            (Long) reply.get(1) == 1, (Long) reply.get(2));
                     return index(lease, config.leaseTtl().toMillis()).thenApply(v -> Optional.of(lease));
                 });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> raiseFence(Lease lease, long fence) {
+        return FENCE_RAISE.<Long>run(redis, ScriptOutputType.INTEGER, RedisKeys.leaseAndMeta(lease.conversationId()),
+                utf8(lease.token()), ascii(fence)).thenApply(raised -> raised == 1);
     }
 
     @Override
@@ -287,7 +294,7 @@ public final class RedisClusterBus implements ClusterBus {
                     long remainingMs = (Long) reply.get(0);
                     if (remainingMs < 0) {
                         return CompletableFuture.completedFuture(new Lease(conversationId, nodeOf(token), token,
-                                number(reply.get(1)), (Long) reply.get(2) == 1));
+                                number(reply.get(1)), (Long) reply.get(2) == 1, 0));
                     }
                     return LEASE_INDEX.run(redis, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember),
                             ascii(remainingMs)).thenApply(v -> null);

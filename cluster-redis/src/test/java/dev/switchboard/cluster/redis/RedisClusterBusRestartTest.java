@@ -161,7 +161,7 @@ class RedisClusterBusRestartTest {
         try {
             assertThat(down).contains("127.0.0.1:" + server.port()).doesNotContain("\n");
             assertThat(tookMs).isLessThan(2_000);
-            Lease lease = new Lease(conversation(), "node-a", "token@node-a", 0, false);
+            Lease lease = new Lease(conversation(), "node-a", "token@node-a", 0, false, 1);
             Throwable publishFailure = get(bus.publish(lease, 1, bytes("x")).handle((published, e) -> e));
             assertThat(publishFailure).isNotNull();
         } finally {

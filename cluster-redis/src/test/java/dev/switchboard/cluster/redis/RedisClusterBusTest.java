@@ -180,11 +180,33 @@ class RedisClusterBusTest {
     }
 
     @Test
+    void everyAcquisitionThatIsNotCleanRaisesTheFenceAndACleanOneKeepsIt() {
+        String conversation = conversation();
+        Lease first = acquired(fleeting, conversation);
+        assertThat(first).extracting(Lease::clean, Lease::fence).containsExactly(false, 1L);
+        assertThat(publish(fleeting, first, 1, "then it stopped renewing")).isEqualTo(Published.PUBLISHED);
+        sleep(LAPSE_MS);
+
+        Lease taker = acquired(two, conversation);
+        assertThat(taker).extracting(Lease::clean, Lease::fence).containsExactly(false, 2L);
+        assertThat(get(fleeting.raiseFence(first, 9))).as("by a lease no longer held").isFalse();
+        assertThat(get(two.raiseFence(taker, 7))).as("to the store's, higher").isTrue();
+        assertThat(get(two.raiseFence(taker, 5))).as("never lowered").isTrue();
+        assertThat(get(two.release(taker))).isTrue();
+
+        Lease next = acquired(one, conversation);
+        assertThat(next).extracting(Lease::clean, Lease::fence).containsExactly(true, 7L);
+        assertThat(publish(one, next, 2, "the writer after")).isEqualTo(Published.PUBLISHED);
+        assertThat(get(one.release(next))).isTrue();
+        assertThat(acquired(two, conversation)).extracting(Lease::clean, Lease::fence).containsExactly(true, 7L);
+    }
+
+    @Test
     void aPublishWithAnotherTokenOrALapsedLeaseIsRefusedAndNothingIsKept() {
         String conversation = conversation();
         Lease lease = acquired(fleeting, conversation);
         assertThat(publish(fleeting, lease, 1, "mine")).isEqualTo(Published.PUBLISHED);
-        Lease forged = new Lease(conversation, "node-b", "forged@node-b", 1, false);
+        Lease forged = new Lease(conversation, "node-b", "forged@node-b", 1, false, 1);
         assertThat(publish(two, forged, 2, "forged")).isEqualTo(Published.LEASE_LOST);
 
         sleep(LAPSE_MS);
@@ -484,7 +506,7 @@ class RedisClusterBusTest {
         claimed.addAll(get(fromTwo));
 
         assertThat(claimed).filteredOn(l -> Set.of(lapsing, live, released).contains(l.conversationId()))
-                .containsExactly(new Lease(lapsing, "node-f", dead.token(), 9, false));
+                .containsExactly(new Lease(lapsing, "node-f", dead.token(), 9, false, 0));
         assertThat(get(one.claimExpired(100))).extracting(Lease::conversationId).doesNotContain(lapsing);
     }
 

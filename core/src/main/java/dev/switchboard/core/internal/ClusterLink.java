@@ -384,11 +384,15 @@ public final class ClusterLink {
                     return true;
                 }
             }
+            long asked = System.nanoTime();
             Optional<ClusterBus.Lease> got = await(bus.acquire(c.id));
             if (got.isEmpty()) {
                 return false;
             }
-            ClusterBus.Lease lease = got.get();
+            ClusterBus.Lease lease = got.get().clean() ? got.get() : fenced(got.get());
+            if (lease == null) {
+                return false;
+            }
             // The last event here once the conversation is caught up, below the seqs the last writer reserved.
             long applied;
             // Whether the store may be behind what the bus holds (what the last writer published, unstored).
@@ -424,6 +428,7 @@ public final class ClusterLink {
                 synchronized (c) {
                     applied = c.lastSeq;
                     c.lease = lease;
+                    c.leaseSureUntil = asked + bus.leaseTtl().toNanos();
                     c.leaseHolds = 1;
                     republishLocked(c, unpublished, applied);
                     c.lastSeq = Math.max(c.lastSeq, Math.max(lease.topSeq(), floor));
@@ -446,6 +451,32 @@ public final class ClusterLink {
             }
             return true;
         }
+    }
+
+    /**
+     * Fences off the conversation's writer before this one, which did not let go cleanly and may
+     * still be writing the store (cut off from the bus, or paused): raises the store's fence to the
+     * lease's, so that whatever that writer stores from now on is left out, and what it was storing
+     * is in before the reads that follow. The lease under the fence the store answered; null when the
+     * lease was lost meanwhile (it is released).
+     */
+    private ClusterBus.Lease fenced(ClusterBus.Lease lease) {
+        long fence;
+        try {
+            fence = store.raiseFence(lease.conversationId(), lease.fence());
+        } catch (RuntimeException e) {
+            bus.release(lease);
+            throw e;
+        }
+        if (fence == lease.fence()) {
+            return lease;
+        }
+        // The bus forgot the fence (it lost the conversation's meta): the writers after this one go on from the store's.
+        if (!await(bus.raiseFence(lease, fence))) {
+            bus.release(lease);
+            return null;
+        }
+        return lease.withFence(fence);
     }
 
     /** Every stored event of the conversation after {@code afterSeq}, in order. */
@@ -635,12 +666,40 @@ public final class ClusterLink {
                 lease = c.lease;
             }
             if (lease != null) {
+                long asked = System.nanoTime();
                 bus.renew(lease).whenComplete((renewed, e) -> {
                     if (e == null && !renewed) {
                         workers.execute(() -> lost(c, lease));
+                    } else if (e == null) {
+                        synchronized (c) {
+                            if (c.lease == lease) {
+                                c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
+                            }
+                        }
                     }
                 });
             }
+        }
+    }
+
+    /**
+     * Lets go of the leases this node could not renew within their time (the bus is out of reach,
+     * or answers too late): the bus may have let another node take them over by now, and a writer
+     * that goes on would show its clients events that the cluster never gets.
+     */
+    private void dropLapsedLeases() {
+        long now = System.nanoTime();
+        for (ConversationState c : table.all()) {
+            ClusterBus.Lease lease;
+            synchronized (c) {
+                lease = c.lease;
+                if (lease == null || now - c.leaseSureUntil < 0) {
+                    continue;
+                }
+            }
+            log.warn("this node could not renew the write lease of conversation {} within {} ms", c.id,
+                    bus.leaseTtl().toMillis());
+            workers.execute(() -> lost(c, lease));
         }
     }
 
@@ -649,6 +708,7 @@ public final class ClusterLink {
      * this node has take-over threads idle, so that the nodes left share a dead node's conversations.
      */
     private void reap() {
+        dropLapsedLeases();
         int idle = TAKEOVER_THREADS - takingOver.get();
         if (idle <= 0) {
             return;
@@ -710,7 +770,7 @@ public final class ClusterLink {
             if (h.entries().isEmpty()) {
                 break;
             }
-            StoreBatch batch = new StoreBatch();
+            StoreBatch batch = new StoreBatch().fence(c.id, c.lease.fence());
             for (ClusterBus.Entry e : h.entries()) {
                 emitter.adoptInto(batch, ClusterPayload.decode(c.id, e.seq(), e.payload()), approvals);
                 after = e.seq();

@@ -50,6 +50,11 @@ public final class ConversationState {
     final Object leaseLock = new Object();
     /** The write lease this node holds, or null. */
     ClusterBus.Lease lease;
+    /**
+     * Until when ({@link System#nanoTime}) the bus holds {@link #lease} for sure: a lease time after
+     * the request that acquired or last renewed it was sent.
+     */
+    long leaseSureUntil;
     /** How many users of this node (a run, an approval asked or decided outside one) hold the lease. */
     int leaseHolds;
     /** The run another node is running here, as its events showed; null for none. */

@@ -10,6 +10,7 @@ import dev.switchboard.core.Role;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
@@ -65,11 +66,13 @@ public final class Emitter {
 
     /**
      * Queues a write for the conversation; the caller holds its lock. {@code committed} (may be
-     * null) runs under the lock once the write is stored.
+     * null) runs under the lock once the write is stored. In a cluster, what this node writes as the
+     * conversation's writer goes under its lease's fence (see {@link ConversationStore#raiseFence}).
      */
     void writeLocked(ConversationState c, Consumer<StoreBatch> fill, Runnable committed) {
         c.inFlight++;
-        writer.write(fill, () -> {
+        ClusterBus.Lease lease = c.lease;
+        writer.write(c.id, lease == null ? StoreWriter.UNFENCED : lease.fence(), fill, () -> {
             synchronized (c) {
                 c.inFlight--;
                 if (committed != null) {

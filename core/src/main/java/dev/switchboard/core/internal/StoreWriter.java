@@ -25,13 +25,17 @@ import java.util.function.Consumer;
 public final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
     private static final int MAX_BATCH = 512;
+    /** The fence of a write that carries none (see {@link #write(String, long, Consumer, Runnable)}). */
+    static final long UNFENCED = -1;
     /** Writes queued past which {@link #awaitRoom} holds emitters back until the store catches up. */
     static final int MAX_QUEUED = 1 << 16;
 
     private sealed interface Op permits Write, Action, Stop {
     }
 
-    private record Write(Consumer<StoreBatch> fill, Runnable afterCommit) implements Op {
+    /** A write of {@code conversationId} (null: of none in particular) under {@code fence}. */
+    private record Write(String conversationId, long fence, Consumer<StoreBatch> fill, Runnable afterCommit)
+            implements Op {
     }
 
     private record Action(Runnable action) implements Op {
@@ -56,7 +60,16 @@ public final class StoreWriter {
 
     /** Queues a write; {@code afterCommit} (may be null) runs once it is stored. */
     public void write(Consumer<StoreBatch> fill, Runnable afterCommit) {
-        queue.add(new Write(fill, afterCommit));
+        queue.add(new Write(null, UNFENCED, fill, afterCommit));
+    }
+
+    /**
+     * Queues a write of the conversation under {@code fence} ({@link StoreBatch#fence}; none when
+     * {@link #UNFENCED}). Writes of one conversation under two fences never share a batch, so the
+     * store keeps or leaves out each as its own fence says.
+     */
+    public void write(String conversationId, long fence, Consumer<StoreBatch> fill, Runnable afterCommit) {
+        queue.add(new Write(conversationId, fence, fill, afterCommit));
     }
 
     /**
@@ -109,6 +122,13 @@ public final class StoreWriter {
             for (int i = 0; i < ops.size(); i++) {
                 Op op = ops.get(i);
                 if (op instanceof Write w) {
+                    if (w.fence != UNFENCED) {
+                        Long fence = batch.fenceOf(w.conversationId);
+                        if (fence != null && fence != w.fence) {
+                            flush();
+                        }
+                        batch.fence(w.conversationId, w.fence);
+                    }
                     w.fill.accept(batch);
                     if (w.afterCommit != null) {
                         afterCommit.add(w.afterCommit);

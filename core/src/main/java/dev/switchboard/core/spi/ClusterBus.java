@@ -32,6 +32,13 @@ public interface ClusterBus {
      */
     CompletableFuture<Optional<Lease>> acquire(String conversationId);
 
+    /**
+     * Raises the conversation's fence to {@code fence} while {@code lease} holds it (see
+     * {@link Lease#fence()}): the node that took the conversation over found a higher fence in the
+     * store than the bus gave it, the bus having lost its own. False when the lease no longer held.
+     */
+    CompletableFuture<Boolean> raiseFence(Lease lease, long fence);
+
     /** Extends the lease by {@link #leaseTtl()}; false when it was lost (it expired, or was claimed). */
     CompletableFuture<Boolean> renew(Lease lease);
 
@@ -125,8 +132,16 @@ public interface ClusterBus {
      * @param clean          whether the last writer released its lease at {@code topSeq}: the next seq
      *                       may follow it at once. Otherwise a writer may have shown seqs the bus never
      *                       got, and the next seq must come after every seq reserved in the store.
+     * @param fence          what the holder writes the durable store under (see
+     *                       {@link ConversationStore#raiseFence}): raised by each acquisition that is
+     *                       not clean, so that the writer before, which may still be writing, is fenced
+     *                       off; 0 for a lease {@link #claimExpired claimed} rather than acquired
      */
-    record Lease(String conversationId, String nodeId, String token, long topSeq, boolean clean) {
+    record Lease(String conversationId, String nodeId, String token, long topSeq, boolean clean, long fence) {
+        /** This lease under another fence. */
+        public Lease withFence(long fence) {
+            return new Lease(conversationId, nodeId, token, topSeq, clean, fence);
+        }
     }
 
     /**

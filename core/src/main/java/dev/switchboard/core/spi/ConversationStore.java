@@ -38,8 +38,27 @@ public interface ConversationStore extends AutoCloseable {
         return false;
     }
 
-    /** Writes a batch in one transaction: all of it or none. */
+    /**
+     * Writes a batch in one transaction: all of it or none. A store that keeps fences (see
+     * {@link #raiseFence}) leaves out the rows of each conversation the batch writes under a fence
+     * lower than the conversation's ({@link StoreBatch#fences()}), and says so in its log.
+     */
     void write(StoreBatch batch);
+
+    /**
+     * Fences off every writer of the conversation but the caller, in a cluster where a node takes a
+     * conversation over from one that may still be writing (cut off, paused): makes the
+     * conversation's fence {@code atLeast}, or one above the fence it had when that is higher, and
+     * answers it. From then on the store leaves out what a batch writes to the conversation under a
+     * lower fence; a batch that was already writing it is committed before this returns, so that a
+     * read after it sees everything the fenced-off writer stored.
+     *
+     * <p>A store that one gateway alone writes needs no fences: the default keeps none and answers
+     * {@code atLeast}.
+     */
+    default long raiseFence(String conversationId, long atLeast) {
+        return atLeast;
+    }
 
     /**
      * Work on an event that need not wait for the writer, such as encoding it: the hub calls this

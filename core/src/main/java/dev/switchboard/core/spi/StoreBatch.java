@@ -4,9 +4,11 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.InputMessage;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -36,6 +38,7 @@ public final class StoreBatch {
     private final List<Object> prepared = new ArrayList<>();
     private final List<ApprovalRecord> approvals = new ArrayList<>();
     private final List<Reservation> reservations = new ArrayList<>();
+    private final Map<String, Long> fences = new HashMap<>();
 
     public StoreBatch addConversation(ConversationRecord c) {
         conversations.add(c);
@@ -61,6 +64,27 @@ public final class StoreBatch {
     public StoreBatch putApproval(ApprovalRecord a) {
         approvals.add(a);
         return this;
+    }
+
+    /**
+     * Says that the batch writes the conversation as the holder of fence {@code fence} (see
+     * {@link ConversationStore#raiseFence}): a store that keeps fences leaves out every row of the
+     * conversation when a higher fence was raised since. One fence per conversation and batch; a
+     * second one replaces the first.
+     */
+    public StoreBatch fence(String conversationId, long fence) {
+        fences.put(conversationId, fence);
+        return this;
+    }
+
+    /** The fence the batch writes each fenced conversation under; unfenced conversations are not in it. */
+    public Map<String, Long> fences() {
+        return fences;
+    }
+
+    /** The fence the batch writes the conversation under, or null when it carries none. */
+    public Long fenceOf(String conversationId) {
+        return fences.get(conversationId);
     }
 
     /** Records the conversation's seq reservation (see {@link Reservation}). */
@@ -134,5 +158,6 @@ public final class StoreBatch {
         prepared.clear();
         approvals.clear();
         reservations.clear();
+        fences.clear();
     }
 }

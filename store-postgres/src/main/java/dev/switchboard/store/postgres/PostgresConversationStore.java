@@ -6,11 +6,14 @@ import com.zaxxer.hikari.pool.HikariPool;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 import dev.switchboard.core.spi.StoredRows;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -35,8 +38,9 @@ import java.util.TreeMap;
  * reservation commits beside a large batch rather than behind it.
  */
 public final class PostgresConversationStore implements ConversationStore {
+    private static final Logger log = LoggerFactory.getLogger(PostgresConversationStore.class);
     /** The schema this code creates and reads: the highest version in the {@code schema_version} table. */
-    public static final int SCHEMA_VERSION = 2;
+    public static final int SCHEMA_VERSION = 3;
 
     /**
      * The migrations, the i-th bringing the schema to version i + 1; each runs in the transaction
@@ -108,10 +112,36 @@ public final class PostgresConversationStore implements ConversationStore {
             )"""),
             // Version 2: a run's start learns which of the messages a client sent the conversation holds
             // from this index rather than from its history.
-            List.of("CREATE INDEX messages_by_id ON messages (conversation_id, id)"));
+            List.of("CREATE INDEX messages_by_id ON messages (conversation_id, id)"),
+            // Version 3: the fence of each conversation a node took over from a writer that may still
+            // be writing (see raiseFence); a conversation without a row has fence 0.
+            List.of("""
+                    CREATE TABLE writer_fences (
+                        conversation_id text PRIMARY KEY,
+                        fence           bigint NOT NULL
+                    )"""));
 
     /** The advisory lock that gateways starting together on one database take to migrate it one at a time. */
     private static final long MIGRATION_LOCK = 0x5377_6974_6368_6264L;
+
+    /**
+     * The first key of the advisory locks that order fenced writes against the raising of a fence;
+     * the second is the conversation's {@link #fenceBucket}. A batch takes its buckets shared, a
+     * fence is raised under its bucket's lock held exclusively.
+     */
+    static final int FENCE_LOCK = 0x5362_4663;
+    /**
+     * How many buckets the conversations' fences are locked in: a batch takes at most this many
+     * locks (PostgreSQL's lock table holds 64 a transaction by default), and raising a fence holds
+     * up only the batches that write a conversation of its bucket, for the moment it takes.
+     */
+    private static final int FENCE_BUCKETS = 64;
+    private static final String LOCK_FENCE_BUCKETS_SHARED =
+            "SELECT count(pg_advisory_xact_lock_shared(" + FENCE_LOCK + ", b)) FROM unnest(?::int[]) AS b";
+    private static final String RAISE_FENCE = """
+            INSERT INTO writer_fences (conversation_id, fence) VALUES (?, ?)
+            ON CONFLICT (conversation_id) DO UPDATE SET fence = GREATEST(writer_fences.fence + 1, excluded.fence)
+            RETURNING fence""";
 
     private static final String INSERT_CONVERSATION =
             "INSERT INTO conversations (id, owner, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING";
@@ -223,10 +253,12 @@ public final class PostgresConversationStore implements ConversationStore {
         if (!batch.hasRows()) {
             return;
         }
+        Set<String> fencedOff;
         try (Connection c = connection()) {
             c.setAutoCommit(false);
             try {
-                stage(c, batch);
+                fencedOff = batch.fences().isEmpty() ? Set.of() : fencedOff(c, batch.fences());
+                stage(c, batch, fencedOff);
                 c.commit();
             } catch (SQLException | RuntimeException e) {
                 rollback(c, e);
@@ -235,9 +267,76 @@ public final class PostgresConversationStore implements ConversationStore {
         } catch (SQLException e) {
             throw new IllegalStateException(describeFailure(batch, e), e);
         }
+        for (String conversationId : fencedOff) {
+            long events = batch.events().stream().filter(e -> e.conversationId().equals(conversationId)).count();
+            log.warn("conversation {} was taken over by another node: {} written under fence {} not stored",
+                    conversationId, Plural.of(events, "event"), batch.fenceOf(conversationId));
+        }
     }
 
-    private static void stage(Connection c, StoreBatch batch) throws SQLException {
+    /**
+     * Locks the fence buckets of the batch's fenced conversations (shared, until the transaction
+     * ends, so that no fence of them is raised before the batch commits) and answers those whose
+     * fence is now above the one the batch writes them under.
+     */
+    private static Set<String> fencedOff(Connection c, Map<String, Long> fences) throws SQLException {
+        Integer[] buckets = fences.keySet().stream().map(PostgresConversationStore::fenceBucket).distinct().sorted()
+                .toArray(Integer[]::new);
+        try (PreparedStatement s = c.prepareStatement(LOCK_FENCE_BUCKETS_SHARED)) {
+            // In ascending order, as every batch takes them: two batches and two raised fences never
+            // wait for each other in a circle.
+            s.setArray(1, c.createArrayOf("integer", buckets));
+            s.executeQuery().close();
+        }
+        Set<String> off = new HashSet<>();
+        try (PreparedStatement s = c.prepareStatement(
+                "SELECT conversation_id, fence FROM writer_fences WHERE conversation_id = ANY(?)")) {
+            s.setArray(1, c.createArrayOf("text", fences.keySet().toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getLong(2) > fences.get(rs.getString(1))) {
+                        off.add(rs.getString(1));
+                    }
+                }
+            }
+        }
+        return off;
+    }
+
+    static int fenceBucket(String conversationId) {
+        return Math.floorMod(conversationId.hashCode(), FENCE_BUCKETS);
+    }
+
+    @Override
+    public long raiseFence(String conversationId, long atLeast) {
+        requireOpen();
+        try (Connection c = connection()) {
+            c.setAutoCommit(false);
+            try (Statement lock = c.createStatement();
+                 PreparedStatement raise = c.prepareStatement(RAISE_FENCE)) {
+                // Exclusive: waits for every batch writing a conversation of the bucket to commit.
+                lock.execute("SELECT pg_advisory_xact_lock(" + FENCE_LOCK + ", " + fenceBucket(conversationId) + ")");
+                raise.setString(1, conversationId);
+                raise.setLong(2, atLeast);
+                long fence;
+                try (ResultSet rs = raise.executeQuery()) {
+                    rs.next();
+                    fence = rs.getLong(1);
+                }
+                c.commit();
+                return fence;
+            } catch (SQLException | RuntimeException e) {
+                rollback(c, e);
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot raise the fence of conversation " + conversationId + " in " + url
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Adds the batch's rows to the transaction, but those of the conversations in {@code fencedOff}. */
+    private static void stage(Connection c, StoreBatch batch, Set<String> fencedOff) throws SQLException {
         if (!batch.conversations().isEmpty()) {
             try (PreparedStatement s = c.prepareStatement(INSERT_CONVERSATION)) {
                 for (ConversationRecord r : batch.conversations()) {
@@ -252,8 +351,10 @@ public final class PostgresConversationStore implements ConversationStore {
         if (!batch.messages().isEmpty()) {
             try (PreparedStatement s = c.prepareStatement(INSERT_MESSAGE)) {
                 for (StoreBatch.MessageRow row : batch.messages()) {
-                    StoredRows.bindMessage(s, row);
-                    s.addBatch();
+                    if (!fencedOff.contains(row.conversationId())) {
+                        StoredRows.bindMessage(s, row);
+                        s.addBatch();
+                    }
                 }
                 s.executeBatch();
             }
@@ -261,8 +362,10 @@ public final class PostgresConversationStore implements ConversationStore {
         if (!batch.events().isEmpty()) {
             try (PreparedStatement s = c.prepareStatement(INSERT_EVENT)) {
                 for (int i = 0; i < batch.events().size(); i++) {
-                    StoredRows.bindEvent(s, batch, i);
-                    s.addBatch();
+                    if (!fencedOff.contains(batch.events().get(i).conversationId())) {
+                        StoredRows.bindEvent(s, batch, i);
+                        s.addBatch();
+                    }
                 }
                 s.executeBatch();
             }
@@ -271,7 +374,8 @@ public final class PostgresConversationStore implements ConversationStore {
             // One multi-row upsert may not touch a row twice: an approval asked and decided within
             // one batch is written once, as it stands last, where it was first asked.
             Map<String, ApprovalRecord> latest = new LinkedHashMap<>();
-            batch.approvals().forEach(a -> latest.put(a.approvalId(), a));
+            batch.approvals().stream().filter(a -> !fencedOff.contains(a.conversationId()))
+                    .forEach(a -> latest.put(a.approvalId(), a));
             try (PreparedStatement s = c.prepareStatement(UPSERT_APPROVAL)) {
                 for (ApprovalRecord a : latest.values()) {
                     StoredRows.bindApproval(s, a);
