@@ -663,7 +663,9 @@ public final class ClusterLink {
         for (ConversationState c : table.all()) {
             ClusterBus.Lease lease;
             synchronized (c) {
-                lease = c.lease;
+                // A lease let go while its last events are on their way is still this node's: a run
+                // that starts meanwhile holds it again, so it must not lapse in between.
+                lease = c.lease != null ? c.lease : c.releaseWhenPublished;
             }
             if (lease != null) {
                 long asked = System.nanoTime();
@@ -672,7 +674,7 @@ public final class ClusterLink {
                         workers.execute(() -> lost(c, lease));
                     } else if (e == null) {
                         synchronized (c) {
-                            if (c.lease == lease) {
+                            if (c.lease == lease || c.releaseWhenPublished == lease) {
                                 c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
                             }
                         }
