@@ -92,7 +92,7 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         this.conversations = new ConversationService(workers, table, replay, runs, approvals);
         if (cluster != null) {
             table.joinCluster(cluster);
-            cluster.start(table, emitter, replay, approvals);
+            cluster.start(table, emitter, approvals);
         }
         timer.scheduleWithFixedDelay(() -> writer.run(table::evictIdle), 1, 1, TimeUnit.MINUTES);
         runs.failInterruptedRuns();

@@ -394,6 +394,24 @@ public abstract class ConversationStoreContract {
         assertThat(store.unfinishedRuns()).containsExactlyInAnyOrder(open, elsewhere);
     }
 
+    @Test
+    void theLastRunBoundaryIsTheNewestRunStartOrEndAtOrBelowTheSeqAsked() {
+        Envelope started = new Envelope(CONV, "run-1", 1, T0, new Event.RunStarted(null));
+        Envelope finished = new Envelope(CONV, "run-1", 3, T0, new Event.RunFinished());
+        Envelope again = new Envelope(CONV, "run-2", 4, T0, new Event.RunStarted(null));
+        store.write(conversation(CONV).addConversation(new ConversationRecord("other", null, T0))
+                .addEvent(started).addEvent(delta(CONV, 2)).addEvent(finished).addEvent(again)
+                .addEvent(delta(CONV, 5)).addEvent(delta(CONV, 6))
+                .addEvent(new Envelope("other", "run-9", 1, T0, new Event.RunStarted(null))));
+
+        assertThat(store.lastRunBoundary(CONV, 6)).contains(again);
+        assertThat(store.lastRunBoundary(CONV, 4)).contains(again);
+        assertThat(store.lastRunBoundary(CONV, 3)).contains(finished);
+        assertThat(store.lastRunBoundary(CONV, 2)).contains(started);
+        assertThat(store.lastRunBoundary(CONV, 0)).isEmpty();
+        assertThat(store.lastRunBoundary("unknown", 10)).isEmpty();
+    }
+
     protected static List<Event> oneEventOfEachKind() {
         ObjectNode arguments = Json.object().put("path", "/tmp/x").put("force", true).put("depth", 3)
                 .put("ratio", 0.25);

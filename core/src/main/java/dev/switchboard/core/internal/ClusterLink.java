@@ -27,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -96,7 +97,6 @@ public final class ClusterLink {
     private final AtomicInteger queued = new AtomicInteger();
     private ConversationTable table;
     private Emitter emitter;
-    private Replay replay;
     private Approvals approvals;
 
     public ClusterLink(ClusterBus bus, ConversationStore store, Executor workers, ScheduledExecutorService timer) {
@@ -113,10 +113,9 @@ public final class ClusterLink {
     }
 
     /** Joins the parts of the hub this link works with, and starts listening, renewing and reaping. */
-    public void start(ConversationTable table, Emitter emitter, Replay replay, Approvals approvals) {
+    public void start(ConversationTable table, Emitter emitter, Approvals approvals) {
         this.table = table;
         this.emitter = emitter;
-        this.replay = replay;
         this.approvals = approvals;
         await(bus.listen(this::received));
         long every = Math.max(100, bus.leaseTtl().toMillis() / 3);
@@ -372,6 +371,11 @@ public final class ClusterLink {
      * it may have shown, and fails the run it left unfinished.
      */
     boolean hold(ConversationState c) {
+        return hold(c, Phases.NONE);
+    }
+
+    /** {@link #hold(ConversationState)}, marking where the time of a take-over goes in {@code phases}. */
+    private boolean hold(ConversationState c, Phases phases) {
         synchronized (c.leaseLock) {
             synchronized (c) {
                 if (c.lease == null && c.releaseWhenPublished != null) {
@@ -389,10 +393,12 @@ public final class ClusterLink {
             if (got.isEmpty()) {
                 return false;
             }
+            phases.mark("lease");
             ClusterBus.Lease lease = got.get().clean() ? got.get() : fenced(got.get());
             if (lease == null) {
                 return false;
             }
+            phases.mark("fence");
             // The last event here once the conversation is caught up, below the seqs the last writer reserved.
             long applied;
             // Whether the store may be behind what the bus holds (what the last writer published, unstored).
@@ -438,12 +444,14 @@ public final class ClusterLink {
                 bus.release(lease);
                 throw e;
             }
+            phases.mark("reads");
             if (!lease.clean()) {
                 try {
                     if (storeMayLag) {
                         adopt(c);
+                        phases.mark("adopt");
                     }
-                    failAbandonedRun(c, applied);
+                    failAbandonedRun(c, applied, phases);
                 } catch (RuntimeException e) {
                     // The lease is held all the same: the next writer that finds it unclean tries again.
                     log.warn("could not settle what the last writer of conversation {} left: {}", c.id, e.toString());
@@ -739,13 +747,13 @@ public final class ClusterLink {
      * unfinished; nothing when another node writes it (it did that already).
      */
     void takeOver(String conversationId, String why) {
-        long start = System.nanoTime();
+        Phases phases = new Phases();
         try {
             ConversationState c = table.load(conversationId);
-            if (hold(c)) {
+            phases.mark("load");
+            if (hold(c, phases)) {
                 release(c);
-                log.info("took conversation {} over ({}) in {} ms", conversationId, why,
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                log.info("took conversation {} over ({}) in {}", conversationId, why, phases);
             }
         } catch (RuntimeException e) {
             log.warn("could not take over conversation {} ({}): {}", conversationId, why, e.getMessage());
@@ -791,64 +799,72 @@ public final class ClusterLink {
 
     /**
      * Fails the run the conversation's last writer left unfinished, if any, {@code lastSeq} the last of
-     * its events (the seqs it reserved above are no events); holding its lease.
+     * its events (the seqs it reserved above are no events); holding its lease. The last run start or
+     * end up to {@code lastSeq} tells: this node's tail holds the newest events it applied, and
+     * the store, which holds by now every event before them, the rest.
      */
-    private void failAbandonedRun(ConversationState c, long lastSeq) {
+    private void failAbandonedRun(ConversationState c, long lastSeq, Phases phases) {
+        Envelope boundary = null;
+        long tailFirst;
         synchronized (c) {
             if (c.active != null) {
                 return;
             }
-        }
-        long start = replay.lastRunStart(c, lastSeq);
-        if (start == 0) {
-            return;
-        }
-        RunSeen run = new RunSeen(start);
-        boolean inTail;
-        synchronized (c) {
-            // Most often the run is still in this node's tail, which holds every event it applied.
-            inTail = !c.tail.isEmpty() && c.tail.peekFirst().seq() <= start;
-            if (inTail) {
-                c.tail.forEach(run::see);
+            tailFirst = c.tail.isEmpty() ? Long.MAX_VALUE : c.tail.peekFirst().seq();
+            for (Iterator<Envelope> newestFirst = c.tail.descendingIterator(); newestFirst.hasNext(); ) {
+                Envelope e = newestFirst.next();
+                if (e.seq() <= lastSeq && startsOrEndsRun(e)) {
+                    boundary = e;
+                    break;
+                }
             }
         }
-        for (long after = start - 1; !inTail && after < lastSeq; ) {
-            List<Envelope> page = events(c.id, after, PAGE, 0);
-            if (page.isEmpty()) {
-                break;
-            }
-            page.forEach(run::see);
-            after = page.get(page.size() - 1).seq();
+        if (boundary == null && tailFirst > 1) {
+            boundary = store.lastRunBoundary(c.id, Math.min(lastSeq, tailFirst - 1)).orElse(null);
         }
-        if (run.runId == null || run.ended) {
+        phases.mark("run");
+        if (boundary == null || boundary.event().kind() != Event.Kind.RUN_STARTED) {
             return;
         }
-        String runId = run.runId;
+        String runId = boundary.runId();
         synchronized (c) {
             emitter.emitLocked(c, null, runId, new Event.RunFailed(ErrorCode.UNAVAILABLE,
                     "the gateway node running this run stopped; start it again"), null);
             c.remoteRunId = null;
         }
+        phases.mark("failure");
         log.info("run {} of conversation {} was left unfinished by a node that stopped; marked failed", runId, c.id);
     }
 
-    /** What the events from a run's start show of it: its id, and whether it ended. */
-    private static final class RunSeen {
-        private final long start;
-        private String runId;
-        private boolean ended;
+    private static boolean startsOrEndsRun(Envelope e) {
+        Event.Kind kind = e.event().kind();
+        return kind == Event.Kind.RUN_STARTED || kind == Event.Kind.RUN_FINISHED || kind == Event.Kind.RUN_FAILED;
+    }
 
-        RunSeen(long start) {
-            this.start = start;
+    /** Where the time of a take-over went: each phase's milliseconds, for its log line. */
+    private static class Phases {
+        /** Marks nothing: a hold that is no take-over. */
+        static final Phases NONE = new Phases() {
+            @Override
+            void mark(String phase) {
+            }
+        };
+
+        private final long start = System.nanoTime();
+        private final StringBuilder marks = new StringBuilder();
+        private long last = start;
+
+        /** Ends the phase named {@code phase}, begun at the last mark. */
+        void mark(String phase) {
+            long now = System.nanoTime();
+            marks.append(marks.isEmpty() ? "" : ", ").append(phase).append(' ')
+                    .append(TimeUnit.NANOSECONDS.toMillis(now - last));
+            last = now;
         }
 
-        void see(Envelope e) {
-            if (e.seq() == start) {
-                runId = e.runId();
-            } else if (runId != null && runId.equals(e.runId()) && (e.event().kind() == Event.Kind.RUN_FINISHED
-                    || e.event().kind() == Event.Kind.RUN_FAILED)) {
-                ended = true;
-            }
+        @Override
+        public String toString() {
+            return TimeUnit.NANOSECONDS.toMillis(last - start) + " ms (" + marks + ")";
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.switchboard.core.spi;
 
 import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
 import dev.switchboard.core.InputMessage;
 
 import java.util.Collection;
@@ -72,6 +73,31 @@ public interface ConversationStore extends AutoCloseable {
 
     /** Stored events with {@code seq > afterSeq}, in order, at most {@code limit}. */
     List<Envelope> events(String conversationId, long afterSeq, int limit);
+
+    /**
+     * The conversation's last stored event at or below {@code upToSeq} that starts or ends a run
+     * ({@code RunStarted}, {@code RunFinished}, {@code RunFailed}), if any: whether a run was left
+     * unfinished, asked when a node takes a conversation over. A store should answer it from an
+     * index; the default reads the events from the start.
+     */
+    default Optional<Envelope> lastRunBoundary(String conversationId, long upToSeq) {
+        Envelope last = null;
+        long after = 0;
+        while (after < upToSeq) {
+            List<Envelope> page = events(conversationId, after, 500);
+            for (Envelope e : page) {
+                if (e.seq() <= upToSeq && (e.event().kind() == Event.Kind.RUN_STARTED
+                        || e.event().kind() == Event.Kind.RUN_FINISHED || e.event().kind() == Event.Kind.RUN_FAILED)) {
+                    last = e;
+                }
+            }
+            if (page.size() < 500) {
+                break;
+            }
+            after = page.get(page.size() - 1).seq();
+        }
+        return Optional.ofNullable(last);
+    }
 
     /** The conversation's messages, oldest first. */
     List<InputMessage> messages(String conversationId);

@@ -497,6 +497,19 @@ public final class PostgresConversationStore implements ConversationStore {
                 rs -> StoredRows.events(conversationId, rs));
     }
 
+    /** {@inheritDoc} From the run-bounds index, read backwards from {@code upToSeq}. */
+    @Override
+    public Optional<Envelope> lastRunBoundary(String conversationId, long upToSeq) {
+        return read("the last run start or end of conversation " + conversationId,
+                "SELECT seq, run_id, ts, payload FROM events WHERE conversation_id = ? AND seq <= ? AND "
+                        + StoredRows.RUN_BOUNDS + " ORDER BY seq DESC LIMIT 1",
+                s -> {
+                    s.setString(1, conversationId);
+                    s.setLong(2, upToSeq);
+                },
+                rs -> StoredRows.events(conversationId, rs).stream().findFirst());
+    }
+
     @Override
     public List<InputMessage> messages(String conversationId) {
         return read("messages of conversation " + conversationId, """
