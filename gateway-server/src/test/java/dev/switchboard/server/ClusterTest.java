@@ -487,6 +487,38 @@ class ClusterTest {
         }
     }
 
+    @Test
+    void aNodeKilledAfterItsRunEndedAndBeforeItStoredItLosesNothing() throws Exception {
+        ChildGateway doomed = node("store-behind");
+        String s = session();
+        List<Long> shown;
+        try (WsClient runner = WsClient.connect(doomed.port, "/ws")) {
+            List<Long> first = haiSeqs(runner.ask(s, "hello").untilCompleted());
+            awaitStored(s, first.get(first.size() - 1));
+            try (Connection db = postgres.connect(storeUrl);
+                 WsClient watcher = WsClient.connect(a.port, "/hai/ws?session_id=" + s)) {
+                db.setAutoCommit(false);
+                // The node's store writer waits for this lock: the run ends, published, and unstored.
+                db.createStatement().execute("LOCK TABLE events IN EXCLUSIVE MODE");
+                shown = haiSeqs(runner.ask(s, "hello").untilCompleted());
+                // Node a has the run's end from Redis: everything the runner saw was published.
+                long end = shown.get(shown.size() - 1);
+                watcher.until(f -> f.path("seq").asLong() == end);
+                doomed.kill();
+                db.rollback();
+            }
+        } finally {
+            doomed.kill();
+        }
+        awaitStored(s, shown.get(shown.size() - 1));
+        assertThat(storedSeqs(s)).as("every event its client saw, stored by the node that took over")
+                .containsAll(shown);
+        try (WsClient next = WsClient.connect(a.port, "/ws")) {
+            List<Long> after = haiSeqs(next.ask(s, "hello").untilCompleted());
+            assertThat(after).isNotEmpty().allMatch(seq -> seq > shown.get(shown.size() - 1));
+        }
+    }
+
     /**
      * A HAI client's frames up to its run's failure with {@code unavailable}: the error, then the
      * status that ends the run and carries the failure's cursor (the last frame returned).

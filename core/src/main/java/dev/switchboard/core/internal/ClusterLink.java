@@ -378,10 +378,10 @@ public final class ClusterLink {
     private boolean hold(ConversationState c, Phases phases) {
         synchronized (c.leaseLock) {
             synchronized (c) {
-                if (c.lease == null && c.releaseWhenPublished != null) {
-                    // Let go a moment ago, its last events still on their way: still this node's.
-                    c.lease = c.releaseWhenPublished;
-                    c.releaseWhenPublished = null;
+                if (c.lease == null && c.releaseWhenSettled != null) {
+                    // Let go a moment ago, its last events still on their way to Redis or the store: still this node's.
+                    c.lease = c.releaseWhenSettled;
+                    c.releaseWhenSettled = null;
                 }
                 if (c.lease != null) {
                     c.leaseHolds++;
@@ -542,24 +542,35 @@ public final class ClusterLink {
         }
     }
 
-    /** Ends one use of the conversation's lease; the last one lets it go, after what it published. */
+    /**
+     * Ends one use of the conversation's lease; the last one lets it go once what this node wrote
+     * under it is published and stored: the next writer, told that this one let go cleanly, goes on
+     * from the top seq without reading the store, and nobody would store what this node had still
+     * on its way to the store if it died after letting go.
+     */
     void release(ConversationState c) {
-        ClusterBus.Lease lease;
-        long top;
         synchronized (c) {
             if (c.lease == null || --c.leaseHolds > 0) {
                 return;
             }
-            lease = c.lease;
+            c.releaseWhenSettled = c.lease;
             c.lease = null;
-            if (c.publishing) {
-                // After the events still on their way: the next writer must find them published.
-                c.releaseWhenPublished = lease;
-                return;
-            }
-            top = c.lastSeq;
+            settledLocked(c);
         }
-        letGo(c, lease, top);
+    }
+
+    /**
+     * Lets go of a lease {@link #release}d, if what this node wrote under it is now published and
+     * stored; the caller holds the conversation's lock (a publish was answered, or a write committed).
+     */
+    void settledLocked(ConversationState c) {
+        ClusterBus.Lease lease = c.releaseWhenSettled;
+        if (lease == null || c.publishing || c.inFlight > 0) {
+            return;
+        }
+        c.releaseWhenSettled = null;
+        long top = c.lastSeq;
+        workers.execute(() -> letGo(c, lease, top));
     }
 
     /** Lets the lease go, the conversation's top here, {@code top}, its clean point. */
@@ -613,10 +624,7 @@ public final class ClusterLink {
                 log.warn("the cluster refused {} of conversation {}: a later seq was published",
                         Plural.of(events.size(), "event"), c.id);
             }
-            ClusterBus.Lease letGo = null;
-            long top;
             synchronized (c) {
-                top = c.lastSeq;
                 if (!c.outgoing.isEmpty()) {
                     List<ClusterBus.Publication> next = c.outgoing;
                     c.outgoing = new ArrayList<>();
@@ -624,13 +632,7 @@ public final class ClusterLink {
                     return;
                 }
                 c.publishing = false;
-                if (c.releaseWhenPublished != null) {
-                    letGo = c.releaseWhenPublished;
-                    c.releaseWhenPublished = null;
-                }
-            }
-            if (letGo != null) {
-                letGo(c, letGo, top);
+                settledLocked(c);
             }
         });
     }
@@ -673,7 +675,7 @@ public final class ClusterLink {
             synchronized (c) {
                 // A lease let go while its last events are on their way is still this node's: a run
                 // that starts meanwhile holds it again, so it must not lapse in between.
-                lease = c.lease != null ? c.lease : c.releaseWhenPublished;
+                lease = c.lease != null ? c.lease : c.releaseWhenSettled;
             }
             if (lease != null) {
                 long asked = System.nanoTime();
@@ -682,7 +684,7 @@ public final class ClusterLink {
                         workers.execute(() -> lost(c, lease));
                     } else if (e == null) {
                         synchronized (c) {
-                            if (c.lease == lease || c.releaseWhenPublished == lease) {
+                            if (c.lease == lease || c.releaseWhenSettled == lease) {
                                 c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
                             }
                         }

@@ -70,8 +70,11 @@ public final class ConversationState {
     boolean publishing;
     /** Events emitted while a publish was on its way, sent together when it is answered. */
     List<ClusterBus.Publication> outgoing = new ArrayList<>(0);
-    /** A lease to let go once {@link #outgoing} is published: its release must follow its events. */
-    ClusterBus.Lease releaseWhenPublished;
+    /**
+     * A lease to let go once {@link #outgoing} is published and nothing is {@link #inFlight} to the
+     * store: its release must follow its events, and says they are all durable.
+     */
+    ClusterBus.Lease releaseWhenSettled;
     /** History messages other nodes' runs added lately, which the store may not hold yet. */
     final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
     /** Approvals other nodes resolved lately, whose new state the store may not hold yet. */

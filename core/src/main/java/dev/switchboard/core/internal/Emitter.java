@@ -78,6 +78,9 @@ public final class Emitter {
                 if (committed != null) {
                     committed.run();
                 }
+                if (cluster != null && c.inFlight == 0) {
+                    cluster.settledLocked(c);
+                }
             }
         });
     }
