@@ -433,8 +433,9 @@ public final class ClusterLink {
                 }
                 synchronized (c) {
                     applied = c.lastSeq;
-                    c.lease = lease;
+                    // Before the lease: the timer reads them without the lock.
                     c.leaseSureUntil = asked + bus.leaseTtl().toNanos();
+                    c.lease = lease;
                     c.leaseHolds = 1;
                     republishLocked(c, unpublished, applied);
                     c.lastSeq = Math.max(c.lastSeq, Math.max(lease.topSeq(), floor));
@@ -569,8 +570,9 @@ public final class ClusterLink {
             return;
         }
         c.releaseWhenSettled = null;
-        long top = c.lastSeq;
-        workers.execute(() -> letGo(c, lease, top));
+        // At once, not through the workers: it only sends a command, and a lease that waits for a
+        // busy worker lapses unrenewed.
+        letGo(c, lease, c.lastSeq);
     }
 
     /** Lets the lease go, the conversation's top here, {@code top}, its clean point. */
@@ -669,25 +671,21 @@ public final class ClusterLink {
         }
     }
 
+    /** Renews the leases this node holds; reads them without the conversations' locks, never waiting. */
     private void renewAll() {
         for (ConversationState c : table.all()) {
-            ClusterBus.Lease lease;
-            synchronized (c) {
-                // A lease let go while its last events are on their way is still this node's: a run
-                // that starts meanwhile holds it again, so it must not lapse in between.
-                lease = c.lease != null ? c.lease : c.releaseWhenSettled;
-            }
+            // A lease let go while its last events are on their way is still this node's: a run
+            // that starts meanwhile holds it again, so it must not lapse in between.
+            ClusterBus.Lease held = c.lease;
+            ClusterBus.Lease lease = held != null ? held : c.releaseWhenSettled;
             if (lease != null) {
                 long asked = System.nanoTime();
                 bus.renew(lease).whenComplete((renewed, e) -> {
                     if (e == null && !renewed) {
                         workers.execute(() -> lost(c, lease));
-                    } else if (e == null) {
-                        synchronized (c) {
-                            if (c.lease == lease || c.releaseWhenSettled == lease) {
-                                c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
-                            }
-                        }
+                    } else if (e == null && (c.lease == lease || c.releaseWhenSettled == lease)) {
+                        // A race with another renewal's answer at worst keeps the earlier time: safe.
+                        c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
                     }
                 });
             }
@@ -702,12 +700,9 @@ public final class ClusterLink {
     private void dropLapsedLeases() {
         long now = System.nanoTime();
         for (ConversationState c : table.all()) {
-            ClusterBus.Lease lease;
-            synchronized (c) {
-                lease = c.lease;
-                if (lease == null || now - c.leaseSureUntil < 0) {
-                    continue;
-                }
+            ClusterBus.Lease lease = c.lease;
+            if (lease == null || now - c.leaseSureUntil < 0) {
+                continue;
             }
             log.warn("this node could not renew the write lease of conversation {} within {} ms", c.id,
                     bus.leaseTtl().toMillis());

@@ -48,13 +48,17 @@ public final class ConversationState {
     // In a cluster (see ClusterLink):
     /** Taken while acquiring the write lease, so that one thread of this node acquires it. */
     final Object leaseLock = new Object();
-    /** The write lease this node holds, or null. */
-    ClusterBus.Lease lease;
+    /**
+     * The write lease this node holds, or null. Written holding the conversation's lock; volatile,
+     * as are {@link #leaseSureUntil} and {@link #releaseWhenSettled}, for the timer that renews
+     * leases, which must not wait for a conversation's lock.
+     */
+    volatile ClusterBus.Lease lease;
     /**
      * Until when ({@link System#nanoTime}) the bus holds {@link #lease} for sure: a lease time after
      * the request that acquired or last renewed it was sent.
      */
-    long leaseSureUntil;
+    volatile long leaseSureUntil;
     /** How many users of this node (a run, an approval asked or decided outside one) hold the lease. */
     int leaseHolds;
     /** The run another node is running here, as its events showed; null for none. */
@@ -74,7 +78,7 @@ public final class ConversationState {
      * A lease to let go once {@link #outgoing} is published and nothing is {@link #inFlight} to the
      * store: its release must follow its events, and says they are all durable.
      */
-    ClusterBus.Lease releaseWhenSettled;
+    volatile ClusterBus.Lease releaseWhenSettled;
     /** History messages other nodes' runs added lately, which the store may not hold yet. */
     final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
     /** Approvals other nodes resolved lately, whose new state the store may not hold yet. */
