@@ -750,7 +750,12 @@ public final class ClusterLink {
             phases.mark("load");
             if (hold(c, phases)) {
                 release(c);
-                log.info("took conversation {} over ({}) in {}", conversationId, why, phases);
+                if (phases.acquired) {
+                    log.info("took conversation {} over ({}) in {}", conversationId, why, phases);
+                } else {
+                    // An old lease of this node's that the index still named: it holds a newer one.
+                    log.debug("conversation {} needed no take-over ({}): this node writes it", conversationId, why);
+                }
             }
         } catch (RuntimeException e) {
             log.warn("could not take over conversation {} ({}): {}", conversationId, why, e.getMessage());
@@ -850,9 +855,12 @@ public final class ClusterLink {
         private final long start = System.nanoTime();
         private final StringBuilder marks = new StringBuilder();
         private long last = start;
+        /** Whether the hold acquired the lease (rather than finding this node holding it). */
+        boolean acquired;
 
         /** Ends the phase named {@code phase}, begun at the last mark. */
         void mark(String phase) {
+            acquired |= phase.equals("lease");
             long now = System.nanoTime();
             marks.append(marks.isEmpty() ? "" : ", ").append(phase).append(' ')
                     .append(TimeUnit.NANOSECONDS.toMillis(now - last));
