@@ -207,20 +207,30 @@ public final class RedisClusterBus implements ClusterBus {
         return config.leaseTtl();
     }
 
-    /** {@inheritDoc} The lease is also entered in the index that {@link #claimExpired} reads. */
+    /**
+     * {@inheritDoc} The lease is also entered in the index that {@link #claimExpired} reads, in the
+     * same round trip: the entry goes with the acquisition, and is taken out again when the lease was
+     * not acquired (a reaper that read it meanwhile finds another token holding the lease, or none,
+     * and its take-over acquires nothing or a lease nobody holds).
+     */
     @Override
     public CompletableFuture<Optional<Lease>> acquire(String conversationId) {
         String token = HexFormat.of().formatHex(randomBytes(16)) + "@" + config.nodeId();
-        return LEASE_ACQUIRE.<List<Object>>run(redis, ScriptOutputType.MULTI, RedisKeys.leaseAndMeta(conversationId),
-                        utf8(token), ascii(config.leaseTtl().toMillis()), historyTtlSeconds)
-                .thenCompose(reply -> {
-                    if (reply.isEmpty()) {
-                        return CompletableFuture.completedFuture(Optional.empty());
-                    }
-                    Lease lease = new Lease(conversationId, config.nodeId(), token, number(reply.get(0)),
-                            (Long) reply.get(1) == 1, (Long) reply.get(2));
-                    return index(lease, config.leaseTtl().toMillis()).thenApply(v -> Optional.of(lease));
-                });
+        String member = RedisKeys.leaseIndexMember(conversationId, token);
+        CompletableFuture<List<Object>> acquired = LEASE_ACQUIRE.run(redis, ScriptOutputType.MULTI,
+                RedisKeys.leaseAndMeta(conversationId), utf8(token), ascii(config.leaseTtl().toMillis()),
+                historyTtlSeconds);
+        CompletableFuture<Long> indexed = LEASE_INDEX.run(redis, ScriptOutputType.INTEGER, LEASE_INDEX_KEY,
+                utf8(member), ascii(config.leaseTtl().toMillis()));
+        return acquired.thenCompose(reply -> {
+            if (reply.isEmpty()) {
+                redis.zrem(RedisKeys.LEASE_INDEX, utf8(member));
+                return CompletableFuture.completedFuture(Optional.empty());
+            }
+            Lease lease = new Lease(conversationId, config.nodeId(), token, number(reply.get(0)),
+                    (Long) reply.get(1) == 1, (Long) reply.get(2));
+            return indexed.thenApply(v -> Optional.of(lease));
+        });
     }
 
     @Override

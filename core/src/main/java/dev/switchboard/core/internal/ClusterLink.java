@@ -85,12 +85,20 @@ public final class ClusterLink {
     private final Map<String, CompletableFuture<ApprovalRecord>> asks = new ConcurrentHashMap<>();
     /** Conversations taken over at once (each waits mostly on Redis and PostgreSQL, not on a core). */
     private static final int TAKEOVER_THREADS = 8;
+    private static final int APPLY_THREADS = 2;
     /**
      * Takes conversations over from writers that stopped, apart from the hub's workers: a busy node
      * must not leave a dead writer's run unfailed while its workers wait on requests; and a few at
      * once, as a dead node leaves every conversation it wrote to be taken over together.
      */
     private final ExecutorService takeovers;
+    /**
+     * Applies what other nodes publish, each conversation's entries in order on a lane of its own:
+     * off the bus's I/O thread, which must not wait for a conversation's lock while the answers to
+     * this node's Redis commands queue behind it, and apart from the hub's workers, which may all be
+     * busy.
+     */
+    private final ExecutorService appliers;
     /** Expired leases this node claimed and has not yet taken over. */
     private final AtomicInteger takingOver = new AtomicInteger();
     /** Events emitted here and not yet answered by the bus. */
@@ -107,6 +115,12 @@ public final class ClusterLink {
         AtomicInteger n = new AtomicInteger();
         this.takeovers = Executors.newFixedThreadPool(TAKEOVER_THREADS, r -> {
             Thread t = new Thread(r, "switchboard-cluster-takeover-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        AtomicInteger m = new AtomicInteger();
+        this.appliers = Executors.newFixedThreadPool(APPLY_THREADS, r -> {
+            Thread t = new Thread(r, "switchboard-cluster-apply-" + m.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
@@ -137,7 +151,8 @@ public final class ClusterLink {
      */
     void attach(ConversationState c) {
         c.catchingUp = true;
-        c.live = e -> arrived(c, e);
+        SerialExecutor lane = new SerialExecutor(appliers);
+        c.live = e -> lane.execute(() -> arrived(c, e));
         await(bus.subscribe(c.id, c.live));
         catchUp(c);
     }
@@ -152,7 +167,7 @@ public final class ClusterLink {
         }
     }
 
-    /** An entry from the conversation's channel, on the bus's I/O thread. */
+    /** An entry from the conversation's channel, on the conversation's lane of {@link #appliers}. */
     private void arrived(ConversationState c, ClusterBus.Entry e) {
         synchronized (c) {
             if (c.retired || e.seq() <= c.lastSeq) {
