@@ -188,6 +188,11 @@ public final class ClusterLink {
         }
     }
 
+    /** Applies what the cluster has of the conversation after this node's last seq, now; never throws. */
+    void catchUpNow(ConversationState c) {
+        catchUpQuietly(c);
+    }
+
     private void catchUpQuietly(ConversationState c) {
         try {
             catchUp(c);

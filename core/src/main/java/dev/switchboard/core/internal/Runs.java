@@ -178,12 +178,14 @@ public final class Runs {
     }
 
     /**
-     * Holds the conversation's lease, asking again a few times over some 150 ms, or over some 1.5 s
-     * while this node knows of no run going on there: a run that just ended on another node lets its
+     * Holds the conversation's lease, asking again a few times over some 150 ms (and, when the run
+     * this node knows of is still going on then, once more after reading what the cluster has), or
+     * over some 1.5 s while this node knows of no run going on there: a run that just ended on another node lets its
      * lease go only once its last events are published, two round trips to Redis after its client saw
      * it end, which a busy cluster takes longer than 150 ms to make.
      */
     private boolean holdSoon(ConversationState c) {
+        boolean caughtUp = false;
         for (int attempt = 0; ; attempt++) {
             if (cluster.hold(c)) {
                 return true;
@@ -193,7 +195,14 @@ public final class Runs {
                 runGoingOn = c.remoteRunId != null;
             }
             if (attempt >= (runGoingOn ? HOLD_ATTEMPTS : HOLD_ATTEMPTS_AFTER_A_RUN) - 1) {
-                return false;
+                if (!runGoingOn || caughtUp) {
+                    return false;
+                }
+                // The client may have seen the run end on another node before this one heard of it:
+                // read what the cluster has, then wait as after a run if it did end.
+                cluster.catchUpNow(c);
+                caughtUp = true;
+                continue;
             }
             try {
                 Thread.sleep(HOLD_PAUSE_MS);
