@@ -205,6 +205,8 @@ class ClusterChaosSoakTest {
             long killedAtMillis = System.currentTimeMillis();
             long killedAtNanos = System.nanoTime();
             plan.killed(killed.gateway.port);
+            // Frozen is as dead to the cluster as killed: its leases run out from now on.
+            plan.leasesOfTheKilledEndWithin(TAKE_OVER);
             signal("STOP", killed.gateway.process);
             // A margin for a thread that read the clock just before it stopped.
             long frozenByMillis = System.currentTimeMillis() + 100;
@@ -213,7 +215,6 @@ class ClusterChaosSoakTest {
             // The balancer takes the dead node out of the rotation; clients of the others go on.
             plan.nodes(survivors.stream().map(n -> n.gateway.port).toList());
             plan.servingAgain();
-            plan.leasesOfTheKilledEndWithin(TAKE_OVER);
             System.out.println("killed node " + killed.id + " at " + (killedAtNanos - plan.startNanos) / 1_000_000
                     + "ms; it held the write leases of " + clients.stream()
                     .filter(c -> snapshot.heldBy(c.conversation, killed.id)).count()

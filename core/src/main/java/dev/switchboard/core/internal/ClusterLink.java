@@ -73,6 +73,8 @@ public final class ClusterLink {
     private static final int STORE_LAG_WAITS = 30;
     /** How many times, 100 ms apart, a reattach waits for a run another node is starting to reach this node. */
     private static final int LAST_RUN_WAITS = 10;
+    /** How many times, 100 ms apart, a resume waits for its cursor's event from a node writing it. */
+    private static final int REACH_WAITS = 10;
     /** Events waiting for the bus past which emitters wait (see {@link #awaitRoom}). */
     static final int MAX_QUEUED = 1 << 14;
 
@@ -255,15 +257,33 @@ public final class ClusterLink {
 
     /**
      * Brings the conversation here up to {@code seq} at least, when the cluster has it: a client
-     * that moves to this node with a cursor must not be shown what it saw again.
+     * that moves to this node with a cursor must not be shown what it saw again. While another node
+     * writes the conversation, waits up to about a second for a seq the cluster does not have yet.
      */
     void reach(ConversationState c, long seq) {
-        synchronized (c) {
-            if (c.lastSeq >= seq) {
+        for (int attempt = 0; ; attempt++) {
+            synchronized (c) {
+                if (c.lastSeq >= seq) {
+                    return;
+                }
+            }
+            catchUp(c);
+            synchronized (c) {
+                if (c.lastSeq >= seq) {
+                    return;
+                }
+            }
+            // A writer shows its clients an event before it publishes it: a client that moved at once
+            // may hold a cursor the cluster does not have yet. While another node writes, wait for it.
+            if (attempt == REACH_WAITS) {
                 return;
             }
+            Optional<String> writer = await(bus.holder(c.id));
+            if (writer.isEmpty() || writer.get().equals(bus.nodeId())) {
+                return;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
         }
-        catchUp(c);
     }
 
     /**
