@@ -47,6 +47,11 @@ public sealed interface Event {
         return kind() == Kind.RUN_FINISHED || kind() == Kind.RUN_FAILED;
     }
 
+    /** True for the events that start or end a run. */
+    default boolean boundsRun() {
+        return kind() == Kind.RUN_STARTED || terminal();
+    }
+
     /** One constant per event record. */
     enum Kind {
         RUN_STARTED, STEP_STARTED, STEP_FINISHED, MESSAGE_STARTED, TEXT_DELTA, MESSAGE_COMPLETED,

@@ -191,11 +191,7 @@ public final class ClusterLink {
     }
 
     /** Applies what the cluster has of the conversation after this node's last seq, now; never throws. */
-    void catchUpNow(ConversationState c) {
-        catchUpQuietly(c);
-    }
-
-    private void catchUpQuietly(ConversationState c) {
+    void catchUpQuietly(ConversationState c) {
         try {
             catchUp(c);
         } catch (RuntimeException e) {
@@ -855,7 +851,7 @@ public final class ClusterLink {
             tailFirst = c.tail.isEmpty() ? Long.MAX_VALUE : c.tail.peekFirst().seq();
             for (Iterator<Envelope> newestFirst = c.tail.descendingIterator(); newestFirst.hasNext(); ) {
                 Envelope e = newestFirst.next();
-                if (e.seq() <= lastSeq && startsOrEndsRun(e)) {
+                if (e.seq() <= lastSeq && e.event().boundsRun()) {
                     boundary = e;
                     break;
                 }
@@ -876,11 +872,6 @@ public final class ClusterLink {
         }
         phases.mark("failure");
         log.info("run {} of conversation {} was left unfinished by a node that stopped; marked failed", runId, c.id);
-    }
-
-    private static boolean startsOrEndsRun(Envelope e) {
-        Event.Kind kind = e.event().kind();
-        return kind == Event.Kind.RUN_STARTED || kind == Event.Kind.RUN_FINISHED || kind == Event.Kind.RUN_FAILED;
     }
 
     /** Where the time of a take-over went: each phase's milliseconds, for its log line. */

@@ -180,9 +180,9 @@ public final class Runs {
     /**
      * Holds the conversation's lease, asking again a few times over some 150 ms (and, when the run
      * this node knows of is still going on then, once more after reading what the cluster has), or
-     * over some 1.5 s while this node knows of no run going on there: a run that just ended on another node lets its
-     * lease go only once its last events are published, two round trips to Redis after its client saw
-     * it end, which a busy cluster takes longer than 150 ms to make.
+     * over some 1.5 s while this node knows of no run going on there: a run that just ended on another
+     * node lets its lease go only once its last events are published and stored, which a busy cluster
+     * takes longer than 150 ms to do after its client saw the run end.
      */
     private boolean holdSoon(ConversationState c) {
         boolean caughtUp = false;
@@ -200,7 +200,7 @@ public final class Runs {
                 }
                 // The client may have seen the run end on another node before this one heard of it:
                 // read what the cluster has, then wait as after a run if it did end.
-                cluster.catchUpNow(c);
+                cluster.catchUpQuietly(c);
                 caughtUp = true;
                 continue;
             }

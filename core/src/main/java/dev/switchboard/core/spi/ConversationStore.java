@@ -1,7 +1,6 @@
 package dev.switchboard.core.spi;
 
 import dev.switchboard.core.Envelope;
-import dev.switchboard.core.Event;
 import dev.switchboard.core.InputMessage;
 
 import java.util.Collection;
@@ -86,8 +85,7 @@ public interface ConversationStore extends AutoCloseable {
         while (after < upToSeq) {
             List<Envelope> page = events(conversationId, after, 500);
             for (Envelope e : page) {
-                if (e.seq() <= upToSeq && (e.event().kind() == Event.Kind.RUN_STARTED
-                        || e.event().kind() == Event.Kind.RUN_FINISHED || e.event().kind() == Event.Kind.RUN_FAILED)) {
+                if (e.seq() <= upToSeq && e.event().boundsRun()) {
                     last = e;
                 }
             }
