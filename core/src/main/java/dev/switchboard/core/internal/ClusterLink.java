@@ -86,7 +86,7 @@ public final class ClusterLink {
     /** Approval requests sent to the node that writes their conversation, waiting for its answer. */
     private final Map<String, CompletableFuture<ApprovalRecord>> asks = new ConcurrentHashMap<>();
     /** Conversations taken over at once (each waits mostly on Redis and PostgreSQL, not on a core). */
-    private static final int TAKEOVER_THREADS = 8;
+    private static final int TAKEOVER_THREADS = 16;
     private static final int APPLY_THREADS = 2;
     /**
      * Takes conversations over from writers that stopped, apart from the hub's workers: a busy node
@@ -137,7 +137,7 @@ public final class ClusterLink {
         long every = Math.max(100, bus.leaseTtl().toMillis() / 3);
         timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
         // Often, so that a dead writer's runs fail soon after its leases lapse; a reap is one script call.
-        long reapEvery = Math.max(100, bus.leaseTtl().toMillis() / 10);
+        long reapEvery = Math.max(100, bus.leaseTtl().toMillis() / 20);
         timer.scheduleWithFixedDelay(this::reap, reapEvery, reapEvery, TimeUnit.MILLISECONDS);
     }
 
