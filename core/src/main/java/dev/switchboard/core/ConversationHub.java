@@ -6,6 +6,7 @@ import dev.switchboard.core.internal.ClusterLink;
 import dev.switchboard.core.internal.ConversationService;
 import dev.switchboard.core.internal.ConversationTable;
 import dev.switchboard.core.internal.Emitter;
+import dev.switchboard.core.internal.HubMetrics;
 import dev.switchboard.core.internal.Replay;
 import dev.switchboard.core.internal.Runs;
 import dev.switchboard.core.internal.StoreWriter;
@@ -16,6 +17,9 @@ import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.Conversations;
 import dev.switchboard.core.spi.OperatorApprovals;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import java.time.Duration;
 import java.util.List;
@@ -54,6 +58,7 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
     private final ConversationStore store;
     private final AgentRuntime runtime;
     private final StoreWriter writer;
+    private final HubMetrics metrics;
     private final ExecutorService workers;
     private final ScheduledExecutorService timer;
     private final Emitter emitter;
@@ -70,7 +75,8 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         if (b.cluster != null && !store.shared()) {
             throw new IllegalArgumentException("a cluster needs a store its nodes share, such as PostgreSQL");
         }
-        this.writer = new StoreWriter(store);
+        this.metrics = new HubMetrics(b.meters);
+        this.writer = new StoreWriter(store, metrics);
         AtomicInteger n = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(b.workerThreads, r -> {
             Thread t = new Thread(r, "switchboard-hub-" + n.incrementAndGet());
@@ -85,10 +91,10 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         ConversationTable table = new ConversationTable(store, b.clock);
         this.cluster = b.cluster == null ? null : new ClusterLink(b.cluster, store, workers, timer);
         this.emitter = new Emitter(store, writer, workers, b.clock, table, cluster);
-        Replay replay = new Replay(store, table, cluster);
+        Replay replay = new Replay(store, table, cluster, metrics);
         this.runs = new Runs(store, runtime, b.moderation, new RateLimiter(b.runsPerMinute, b.clock), b.clock, table,
-                emitter, replay, cluster);
-        this.approvals = new Approvals(store, workers, b.clock, table, emitter, runs);
+                emitter, replay, cluster, metrics);
+        this.approvals = new Approvals(store, workers, b.clock, table, emitter, runs, metrics);
         this.conversations = new ConversationService(workers, table, replay, runs, approvals);
         if (cluster != null) {
             table.joinCluster(cluster);
@@ -197,8 +203,20 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         private int workerThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
         private int runsPerMinute;
         private ClusterBus cluster;
+        private MeterRegistry meters = HubMetrics.none();
 
         private Builder() {
+        }
+
+        /** Where the hub's meters go (docs/observability.md); default: nowhere. */
+        public Builder meters(MeterRegistry registry) {
+            this.meters = Objects.requireNonNull(registry);
+            return this;
+        }
+
+        /** The counter of requests refused for {@code reason}, in the registry given to {@link #meters}. */
+        public Counter refusals(String reason) {
+            return new HubMetrics(meters).refused(reason);
         }
 
         /** Joins the hub to a cluster over this bus (its store must be {@link ConversationStore#shared}); default: alone. */

@@ -22,6 +22,14 @@ public interface Subscriber {
         return principal().id();
     }
 
+    /**
+     * What the subscriber speaks, for metrics: a dialect's id, or another fixed name. Never a value
+     * a client chose.
+     */
+    default String dialect() {
+        return "other";
+    }
+
     /** Whether a person on this connection can answer approval requests. */
     boolean answersApprovals();
 

@@ -65,6 +65,9 @@ public final class GatewayConfig {
                 "how long active runs may finish on shutdown")),
         IDLE_TIMEOUT_SECONDS(OptionSpec.integer("idle-timeout-seconds", 90, 1, 86_400,
                 "close a WebSocket that sent no frame for this long (1001)")),
+        METRICS(OptionSpec.bool("metrics", true, "serve Prometheus metrics at GET /metrics")),
+        METRICS_PORT(OptionSpec.integer("metrics-port", 0, 0, 65_535,
+                "serve /metrics on this port (same --host) instead of the main one; 0: on the main port")),
         CONFIG(OptionSpec.text("config", "", "JSON file of options (keys are the option names)"));
 
         private final OptionSpec spec;
@@ -390,6 +393,16 @@ public final class GatewayConfig {
 
     public int idleTimeoutSeconds() {
         return intValue(Option.IDLE_TIMEOUT_SECONDS);
+    }
+
+    /** Whether {@code /metrics} is served. */
+    public boolean metrics() {
+        return Boolean.parseBoolean(get(Option.METRICS));
+    }
+
+    /** The port of {@code /metrics} when it has its own; 0 when it is served on the main port. */
+    public int metricsPort() {
+        return intValue(Option.METRICS_PORT);
     }
 
     private int intValue(Option o) {

@@ -3,6 +3,7 @@ package dev.switchboard.server;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Moderation;
 import dev.switchboard.core.Plural;
+import dev.switchboard.core.internal.HubMetrics;
 import dev.switchboard.core.spi.AdapterContext;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.AgentRuntimeProvider;
@@ -19,10 +20,25 @@ import dev.switchboard.server.internal.AdapterRegistry;
 import dev.switchboard.server.internal.ConnectionLimits;
 import dev.switchboard.server.internal.DataDirLock;
 import dev.switchboard.server.internal.HttpRouter;
+import dev.switchboard.server.internal.MetricsEndpoint;
 import dev.switchboard.server.internal.RestRoutes;
+import dev.switchboard.server.internal.ServerMetrics;
 import dev.switchboard.server.internal.StoreHealth;
 import dev.switchboard.server.internal.WebSocketConnection;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.netty4.NettyAllocatorMetrics;
+import io.micrometer.core.instrument.binder.netty4.NettyEventExecutorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -93,9 +109,19 @@ public final class GatewayServer {
     private volatile boolean ready;
     private CompletableFuture<GatewayServer> started;
     private volatile CompletableFuture<Void> stopped;
+    /** Every meter of the gateway; Prometheus's when {@code --metrics} is on, else one that keeps nothing. */
+    private final MeterRegistry meters;
+    private final ServerMetrics serverMetrics;
+    /** Listens to the JVM's collections: closed with the gateway. */
+    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    /** The {@code /metrics} port's server when it has its own port; null otherwise. */
+    private volatile MetricsEndpoint metricsEndpoint;
 
     private GatewayServer(Builder b) {
         this.config = b.config;
+        this.meters = config.metrics() ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT) : HubMetrics.none();
+        this.serverMetrics = new ServerMetrics(meters);
+        bindProcessMeters();
         for (Plugins.Found f : config.plugins().all()) {
             if (!f.origin().equals(Plugins.BUILT_IN)) {
                 log.info("plugin {} loaded from {}", f.kind().noun() + " " + f.provider().id(), f.origin());
@@ -141,6 +167,9 @@ public final class GatewayServer {
                 dataDirLock = DataDirLock.acquire(config.dataDir());
             }
             serverChannel = bind();
+            if (config.metrics() && config.metricsPort() > 0) {
+                metricsEndpoint = MetricsEndpoint.start(config.host(), config.metricsPort(), this::scrape);
+            }
             store = givenStore != null ? givenStore : openStore(config);
             bus = cluster == null ? null : connect(cluster, config);
             if (bus != null) {
@@ -152,6 +181,7 @@ public final class GatewayServer {
                     .moderation(moderation)
                     .runsPerMinute(config.rateLimitRunsPerMinute())
                     .cluster(bus)
+                    .meters(meters)
                     .build();
             rest = restRoutes();
             storeHealth = new StoreHealth(store, bus, STORE_CHECK_EVERY);
@@ -185,7 +215,8 @@ public final class GatewayServer {
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(config.maxBodyBytes()));
                         ch.pipeline().addLast("router", new HttpRouter(hub, adapters, authenticator, config,
                                 rest, restExecutor, limits, httpStreams, () -> ready, GatewayServer.this::storeProblem,
-                                GatewayServer.this::clusterProblem, bus == null ? null : bus.nodeId(), conn -> {
+                                GatewayServer.this::clusterProblem, bus == null ? null : bus.nodeId(), serverMetrics,
+                                config.metrics() && config.metricsPort() == 0 ? GatewayServer.this::scrape : null, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
                                 }));
@@ -325,6 +356,7 @@ public final class GatewayServer {
         }
         shutdownNow();
         restExecutor.shutdownNow();
+        closeMetrics();
         closeBus();
         if (store != null) {
             store.close();
@@ -332,6 +364,15 @@ public final class GatewayServer {
         if (dataDirLock != null) {
             dataDirLock.close();
         }
+    }
+
+    private void closeMetrics() {
+        MetricsEndpoint m = metricsEndpoint;
+        if (m != null) {
+            m.close();
+        }
+        gcMetrics.close();
+        meters.close();
     }
 
     /** Leaves the cluster, if this gateway joined one. */
@@ -344,6 +385,35 @@ public final class GatewayServer {
                 log.warn("the cluster's connections did not close cleanly: {}", e.toString());
             }
         }
+    }
+
+    /** The JVM's, Netty's and the build's meters, beside the hub's and the connections'. */
+    private void bindProcessMeters() {
+        new ClassLoaderMetrics().bindTo(meters);
+        new JvmMemoryMetrics().bindTo(meters);
+        gcMetrics.bindTo(meters);
+        new JvmThreadMetrics().bindTo(meters);
+        new ProcessorMetrics().bindTo(meters);
+        new UptimeMetrics().bindTo(meters);
+        new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(meters);
+        new NettyEventExecutorMetrics(workers).bindTo(meters);
+        String version = Objects.requireNonNullElse(GatewayServer.class.getPackage().getImplementationVersion(), "dev");
+        Gauge.builder("switchboard.build.info", () -> 1).description("the gateway's version, always 1")
+                .tag("version", version).tag("java", System.getProperty("java.version")).register(meters);
+    }
+
+    /** Every meter in the Prometheus text format; empty when {@code --metrics} is off. */
+    private String scrape() {
+        return meters instanceof PrometheusMeterRegistry p ? p.scrape() : "";
+    }
+
+    /** The port {@code /metrics} is served on: its own, or the main one; -1 when it is not served. */
+    public int metricsPort() {
+        if (!config.metrics()) {
+            return -1;
+        }
+        MetricsEndpoint m = metricsEndpoint;
+        return m != null ? m.port() : port();
     }
 
     /** The bound port. */
@@ -404,6 +474,7 @@ public final class GatewayServer {
             }
             shutdownNow();
             restExecutor.shutdownNow();
+            closeMetrics();
             storeHealth.close();
             closeBus();
             store.close();

@@ -49,10 +49,13 @@ public final class Approvals implements OperatorApprovals {
     private final Runs runs;
     /** The cluster this node is part of; null when it runs alone. */
     private final ClusterLink cluster;
+    private final HubMetrics metrics;
 
     public Approvals(ConversationStore store, ExecutorService workers, LongSupplier clock, ConversationTable table,
-                     Emitter emitter, Runs runs) {
+                     Emitter emitter, Runs runs, HubMetrics metrics) {
         this.cluster = runs.cluster;
+        this.metrics = metrics;
+        metrics.pendingApprovals(table.awaited::size);
         this.store = store;
         this.workers = workers;
         this.clock = clock;
@@ -129,6 +132,8 @@ public final class Approvals implements OperatorApprovals {
         if (!decided[0]) {
             from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                     "approval " + cmd.approvalId() + " was already decided"));
+        } else {
+            metrics.decided(cmd.approved(), from.dialect(), p.askedNanos);
         }
         return false;
     }
@@ -261,8 +266,17 @@ public final class Approvals implements OperatorApprovals {
     @Override
     public CompletableFuture<GatewayError> decideAsOperator(String approvalId, boolean approved, String feedback,
                                                             JsonNode payload, Principal by) {
+        return decideAsOperator(approvalId, approved, feedback, payload, by, "operator");
+    }
+
+    /**
+     * {@link #decideAsOperator(String, boolean, String, JsonNode, Principal)}, {@code via} saying where
+     * the decision came from (for metrics): {@code operator}, or a dialect's id for one another node sent.
+     */
+    CompletableFuture<GatewayError> decideAsOperator(String approvalId, boolean approved, String feedback,
+                                                     JsonNode payload, Principal by, String via) {
         CompletableFuture<GatewayError> result = new CompletableFuture<>();
-        Subscriber operator = new OperatorReply(by, result);
+        Subscriber operator = new OperatorReply(by, result, via);
         try {
             workers.execute(() -> {
                 try {
@@ -329,15 +343,23 @@ public final class Approvals implements OperatorApprovals {
     private static final class OperatorReply implements Subscriber {
         private final Principal principal;
         private final CompletableFuture<GatewayError> result;
+        /** Where the decision came from: {@code operator} (A2H), or {@code cluster} from another node. */
+        private final String via;
 
-        OperatorReply(Principal principal, CompletableFuture<GatewayError> result) {
+        OperatorReply(Principal principal, CompletableFuture<GatewayError> result, String via) {
             this.principal = principal;
             this.result = result;
+            this.via = via;
         }
 
         @Override
         public Principal principal() {
             return principal;
+        }
+
+        @Override
+        public String dialect() {
+            return via;
         }
 
         @Override

@@ -928,7 +928,8 @@ public final class ClusterLink {
         ObjectNode m = Json.object();
         m.put("type", "decide").put("id", id).put("reply_to", bus.nodeId()).put("approval_id", cmd.approvalId())
                 .put("approved", cmd.approved()).put("feedback", cmd.feedback())
-                .put("principal", from.principal().id()).put("anonymous", from.principal().anonymous());
+                .put("principal", from.principal().id()).put("anonymous", from.principal().anonymous())
+                .put("via", from.dialect());
         if (cmd.payload() != null) {
             m.set("payload", cmd.payload());
         }
@@ -1058,7 +1059,10 @@ public final class ClusterLink {
         Principal by = new Principal(m.path("principal").asText(), m.path("anonymous").asBoolean(), null);
         JsonNode payload = m.has("payload") ? m.get("payload") : null;
         String feedback = m.path("feedback").isTextual() ? m.path("feedback").asText() : null;
-        approvals.decideAsOperator(m.path("approval_id").asText(), m.path("approved").asBoolean(), feedback, payload, by)
+        // Where it was decided, for metrics: a name from the sending node, kept to a fixed set's shape.
+        String via = m.path("via").asText("operator");
+        approvals.decideAsOperator(m.path("approval_id").asText(), m.path("approved").asBoolean(), feedback, payload, by,
+                        via.matches("[a-z0-9_-]{1,32}") ? via : "other")
                 .whenComplete((error, e) -> {
                     ObjectNode reply = Json.object();
                     reply.put("type", "decided").put("id", m.path("id").asText());

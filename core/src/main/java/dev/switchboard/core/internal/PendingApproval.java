@@ -12,6 +12,8 @@ final class PendingApproval {
     final ConversationState conversation;
     /** The run that waits for it; null for an approval asked from outside any run. */
     final Run run;
+    /** When it was asked, for the time to its decision. */
+    final long askedNanos = System.nanoTime();
 
     PendingApproval(ApprovalRecord record, ConversationState conversation, Run run) {
         this.record = record;

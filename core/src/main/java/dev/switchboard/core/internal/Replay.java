@@ -28,7 +28,10 @@ public final class Replay {
     /** The cluster this node is part of; null when it runs alone. */
     private final ClusterLink cluster;
 
-    public Replay(ConversationStore store, ConversationTable table, ClusterLink cluster) {
+    private final HubMetrics metrics;
+
+    public Replay(ConversationStore store, ConversationTable table, ClusterLink cluster, HubMetrics metrics) {
+        this.metrics = metrics;
         this.store = store;
         this.table = table;
         this.cluster = cluster;
@@ -95,6 +98,9 @@ public final class Replay {
             }
         }
         long cursorGiven = afterSeq;
+        // For metrics, a resume from a cursor: where its events came from, and how many.
+        String outcome = "memory";
+        int replayed = 0;
         if (afterSeq > 0) {
             if (exists(c, afterSeq)) {
                 prime(c, s, afterSeq);
@@ -103,6 +109,7 @@ public final class Replay {
                 log.info("cursor {} of conversation {} names no event (lost in a crash, or never sent);"
                         + " resending from seq {}", afterSeq, c.id, from + 1);
                 cursorGiven = from;
+                outcome = "resync";
             }
         }
         long cursor = from;
@@ -115,7 +122,10 @@ public final class Replay {
                 }
                 tailFirst = c.tail.isEmpty() ? c.lastSeq + 1 : c.tail.peekFirst().seq();
                 if (from < 0 || cursor + 1 >= tailFirst) {
-                    join(c, s, from, cursor, cursorGiven, catchUp, sent);
+                    int joined = join(c, s, from, cursor, cursorGiven, catchUp, sent);
+                    if (afterSeq > 0 && joined >= 0) {
+                        metrics.resumed(outcome, replayed + joined);
+                    }
                     return;
                 }
             }
@@ -133,6 +143,10 @@ public final class Replay {
                 cursor = e.seq();
                 sent = true;
                 below = true;
+                replayed++;
+                if (!outcome.equals("resync")) {
+                    outcome = "store";
+                }
             }
             if (!below) {
                 // Nothing stored after the cursor below the tail: a gap a crash left.
@@ -143,19 +157,22 @@ public final class Replay {
 
     /**
      * The end of a join, under the conversation's lock: the tail after {@code cursor} (unless the
-     * join is live, {@code from < 0}), the pending approvals a catch-up shows, and membership.
+     * join is live, {@code from < 0}), the pending approvals a catch-up shows, and membership. The
+     * events of the tail it sent; -1 when the subscriber overflowed.
      */
-    private void join(ConversationState c, Subscriber s, long from, long cursor, long cursorGiven, boolean catchUp,
-                      boolean sent) {
+    private int join(ConversationState c, Subscriber s, long from, long cursor, long cursorGiven, boolean catchUp,
+                     boolean sent) {
+        int delivered = 0;
         if (from >= 0) {
             for (Envelope e : c.tail) {
                 if (e.seq() > cursor) {
                     if (!s.deliver(e)) {
                         s.overflowed();
-                        return;
+                        return -1;
                     }
                     cursor = e.seq();
                     sent = true;
+                    delivered++;
                 }
             }
         }
@@ -171,12 +188,13 @@ public final class Replay {
                 for (Envelope e : read(c, a.seq() - 1, 1)) {
                     if (e.seq() == a.seq() && !s.deliver(e)) {
                         s.overflowed();
-                        return;
+                        return -1;
                     }
                 }
             }
         }
         c.subscribers.add(s);
+        return delivered;
     }
 
     /**

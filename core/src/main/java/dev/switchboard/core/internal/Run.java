@@ -43,6 +43,10 @@ final class Run implements RunContext {
     long startSeq;
     /** The runtime is starting the run: its handle comes when {@code start} returns. */
     boolean starting;
+    /** When the run was asked for, for its duration and its first event's delay. */
+    private final long startedNanos = System.nanoTime();
+    /** Whether the runtime has emitted an event of the run yet. */
+    private boolean emitted;
     /** How long a stop waits for the handle of a run the runtime is starting. */
     private static final long HANDLE_WAIT_NANOS = 1_000_000_000L;
 
@@ -101,6 +105,10 @@ final class Run implements RunContext {
         synchronized (conversation) {
             if (!ended && !stopping) {
                 emitter.emitLocked(this, event, null);
+                if (!emitted) {
+                    emitted = true;
+                    runs.metrics.firstEvent(startedNanos);
+                }
             }
         }
     }
@@ -238,6 +246,7 @@ final class Run implements RunContext {
             emitter.emitLocked(this, terminal, null);
             conversation.active = null;
             runs.activeRuns.decrementAndGet();
+            runs.metrics.runEnded(terminal instanceof Event.RunFailed f ? f.code() : null, startedNanos);
             // A run stopped by shutdown leaves its approvals pending in the store: answered
             // after a restart, they continue the work in a new run.
             boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
@@ -276,6 +285,8 @@ final class Run implements RunContext {
             }
             conversation.active = null;
             runs.activeRuns.decrementAndGet();
+            // Failed unavailable by the node that takes the conversation over; counted here, where it ran.
+            runs.metrics.runEnded(ErrorCode.UNAVAILABLE, startedNanos);
         }
         for (PendingApproval p : abandoned) {
             p.decision.completeExceptionally(new CancellationException("the run stopped on this node"));

@@ -57,14 +57,17 @@ public final class Runs {
     private final RateLimiter runLimiter;
     /** The cluster this node is part of; null when it runs alone. */
     final ClusterLink cluster;
+    final HubMetrics metrics;
     private static final int HOLD_ATTEMPTS = 4;
     private static final int HOLD_ATTEMPTS_AFTER_A_RUN = 31;
     private static final long HOLD_PAUSE_MS = 50;
     private volatile boolean shuttingDown;
 
     public Runs(ConversationStore store, AgentRuntime runtime, Moderation moderation, RateLimiter runLimiter,
-                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster) {
+                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster, HubMetrics metrics) {
         this.cluster = cluster;
+        this.metrics = metrics;
+        metrics.activeRuns(activeRuns::get);
         this.store = store;
         this.runtime = runtime;
         this.moderation = moderation;
@@ -165,6 +168,7 @@ public final class Runs {
             int perMinute = runLimiter.perMinute();
             if (perMinute > 0 && cluster.count("runs:" + from.clientKey(), Duration.ofMinutes(1)) > perMinute) {
                 cluster.release(c);
+                metrics.rateLimited();
                 from.reject(new GatewayError(ErrorCode.RATE_LIMITED, "too many runs started; try again within 60 s",
                         Map.of("retry_after_seconds", "60")));
                 return false;
@@ -230,6 +234,7 @@ public final class Runs {
             }
             long wait = cluster != null ? 0 : runLimiter.acquire(from.clientKey());
             if (wait > 0) {
+                metrics.rateLimited();
                 from.reject(new GatewayError(ErrorCode.RATE_LIMITED, "too many runs started; try again in " + wait
                         + " s", Map.of("retry_after_seconds", Long.toString(wait))));
                 return false;
@@ -240,6 +245,7 @@ public final class Runs {
             run = new Run(this, c, request);
             c.active = run;
             activeRuns.incrementAndGet();
+            metrics.runStarted();
             if (!c.persisted) {
                 c.persisted = true;
                 c.owner = principal.ownerKey();
@@ -443,6 +449,7 @@ public final class Runs {
             run = new Run(this, c, request);
             c.active = run;
             activeRuns.incrementAndGet();
+            metrics.runStarted();
             if (join) {
                 replay.subscribe(c, from, -1, false);
             }

@@ -51,8 +51,11 @@ public final class StoreWriter {
     private final List<Runnable> afterCommit = new ArrayList<>();
     private volatile boolean stopped;
 
-    public StoreWriter(ConversationStore store) {
+    private final HubMetrics metrics;
+
+    public StoreWriter(ConversationStore store, HubMetrics metrics) {
         this.store = store;
+        this.metrics = metrics;
         this.thread = new Thread(this::loop, "switchboard-store-writer");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -164,7 +167,10 @@ public final class StoreWriter {
     private void flush() {
         if (!batch.isEmpty()) {
             try {
+                long start = System.nanoTime();
                 store.write(batch);
+                metrics.stored(batch.messages().size() + batch.events().size() + batch.approvals().size(),
+                        System.nanoTime() - start);
             } catch (RuntimeException e) {
                 // The events were delivered already: live clients keep their run, the log says what history lost.
                 log.error("store write of {} failed; delivered but not stored",

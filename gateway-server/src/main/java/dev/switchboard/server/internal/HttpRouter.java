@@ -85,11 +85,16 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final AtomicInteger openStreams;
     /** The HTTP exchange this connection is answering, if any; event loop only. */
     private HttpStream current;
+    private final ServerMetrics metrics;
+    /** The Prometheus text of every meter, for {@code GET /metrics}; null when this port does not serve it. */
+    private final Supplier<String> scrape;
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
                       RestRoutes rest, Executor restExecutor, ConnectionLimits limits, AtomicInteger openStreams,
                       BooleanSupplier ready, Supplier<String> storeProblem, Supplier<String> clusterProblem,
-                      String nodeId, Consumer<WebSocketConnection> onOpen) {
+                      String nodeId, ServerMetrics metrics, Supplier<String> scrape, Consumer<WebSocketConnection> onOpen) {
+        this.metrics = metrics;
+        this.scrape = scrape;
         this.rest = rest;
         this.openStreams = openStreams;
         this.limits = limits;
@@ -111,17 +116,23 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
         if (!req.decoderResult().isSuccess()) {
+            metrics.refused(ServerMetrics.INVALID_INPUT);
             sendError(ctx, req, HttpResponseStatus.BAD_REQUEST, "invalid_request", "the HTTP request is malformed");
             return;
         }
         QueryStringDecoder uri = new QueryStringDecoder(req.uri());
         String path = uri.path();
+        if (scrape != null && path.equals("/metrics")) {
+            serveMetrics(ctx, req);
+            return;
+        }
         if (limits.overTotal() && !path.equals("/healthz")) {
             tooMany(ctx, req, "the gateway has too many open connections; try again shortly");
             return;
         }
         if (!path.equals("/healthz") && clusterProblem.get() != null) {
             // Cut off from its cluster, this node would show a conversation without the other nodes' events.
+            metrics.refused(ServerMetrics.UNAVAILABLE);
             sendError(ctx, req, HttpResponseStatus.SERVICE_UNAVAILABLE, "unavailable",
                     "this gateway node has lost its cluster; connect to another node or try again shortly",
                     res -> res.headers().set(HttpHeaderNames.RETRY_AFTER, "5"));
@@ -219,7 +230,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 ? "address:" + a.getAddress().getHostAddress() : "address:unknown";
     }
 
-    private static void tooMany(ChannelHandlerContext ctx, FullHttpRequest req, String message) {
+    private void tooMany(ChannelHandlerContext ctx, FullHttpRequest req, String message) {
+        metrics.refused(ServerMetrics.CONNECTION_LIMIT);
         sendError(ctx, req, HttpResponseStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED.wireCode(), message,
                 r -> r.headers().set(HttpHeaderNames.RETRY_AFTER, "1"));
     }
@@ -258,7 +270,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 uri.parameters()));
         Decoded decoded = given != null ? given : exchange.decode(req.content().toString(StandardCharsets.UTF_8));
         HttpStream stream = new HttpStream(hub, ctx, exchange, principal, client, dialect.answersApprovals(),
-                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, () -> {
+                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, dialect.id(), metrics, () -> {
                     current = null;
                     limits.release(client);
                     openStreams.decrementAndGet();
@@ -267,6 +279,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         openStreams.incrementAndGet();
         if (decoded instanceof Decoded.Failure f) {
             log.debug("bad {} request on {}: {}", dialect.id(), path, f.error().message());
+            metrics.refused(ServerMetrics.INVALID_INPUT);
             stream.refuse(f.error());
         } else {
             stream.start((Decoded.Commands) decoded);
@@ -294,6 +307,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String reason = ((Authenticator.Result.Refused) r).reason();
         log.debug("refused {} {}: {}", req.method(), uri.path(), reason);
+        metrics.refused(ServerMetrics.AUTH);
         sendError(ctx, req, HttpResponseStatus.UNAUTHORIZED, ErrorCode.AUTH_FAILED.wireCode(), reason,
                 res -> res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer"));
         return null;
@@ -399,6 +413,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 ErrorCode code = refusal.code();
                 int status = code == ErrorCode.MISSING_FIELD || code == ErrorCode.INVALID_FIELD ? 400 : code.httpStatus();
                 log.debug("refused a {} upgrade on {}: {}", chosen.id(), path, refusal.message());
+                metrics.refused(ServerMetrics.INVALID_INPUT);
                 sendError(ctx, req, HttpResponseStatus.valueOf(status), "invalid_request", refusal.message());
                 return;
             }
@@ -450,7 +465,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                                WebSocketServerHandshaker handshaker, Principal principal, String client,
                                WireAdapter chosen) {
         WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal, client,
-                chosen, maxOutboundEvents, maxOutboundBytes);
+                chosen, maxOutboundEvents, maxOutboundBytes, metrics);
         ctx.pipeline().addLast("ws-idle", new IdleStateHandler(idleTimeoutSeconds, 0, 0));
         ctx.pipeline().addLast("ws-aggregator", new WebSocketFrameAggregator(maxFrameBytes));
         ctx.pipeline().addLast("ws-connection", conn);
@@ -465,6 +480,37 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             }
         });
     }
+
+    /** Answers {@code GET /metrics} with every meter in the Prometheus text format. */
+    private void serveMetrics(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (req.method() != HttpMethod.GET && req.method() != HttpMethod.HEAD) {
+            sendError(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
+            return;
+        }
+        boolean head = req.method() == HttpMethod.HEAD;
+        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        // Off the event loop: a scrape reads every meter, histograms too.
+        CompletableFuture.supplyAsync(() -> scrape.get().getBytes(StandardCharsets.UTF_8), restExecutor)
+                .whenComplete((text, failure) -> ctx.executor().execute(() -> {
+                    if (failure != null) {
+                        log.error("GET /metrics failed", failure);
+                        ctx.close();
+                        return;
+                    }
+                    FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                            head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(text));
+                    res.headers().set(HttpHeaderNames.CONTENT_TYPE, METRICS_CONTENT_TYPE);
+                    HttpUtil.setContentLength(res, text.length);
+                    HttpUtil.setKeepAlive(res, keepAlive);
+                    var f = ctx.writeAndFlush(res);
+                    if (!keepAlive) {
+                        f.addListener(ChannelFutureListener.CLOSE);
+                    }
+                }));
+    }
+
+    /** The Prometheus text exposition format's media type. */
+    public static final String METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     /** "session_id of hai, threadId of agui": what each dialect's parameter is. */
     private static String describeParameters(List<WireAdapter> dialects) {

@@ -56,6 +56,10 @@ final class HttpStream implements Subscriber {
     /** A whole JSON body: an error before the stream, or a non-streaming answer. */
     private final NettyFrameWriter bodyWriter;
     private final Runnable onEnd;
+    private final String dialect;
+    private final ServerMetrics metrics;
+    /** {@code sse} for a streamed answer, {@code http} for a whole one. */
+    private final String transport;
     private GatewayError pendingError;
     private boolean headSent;
     private boolean streamStarted;
@@ -63,8 +67,11 @@ final class HttpStream implements Subscriber {
 
     HttpStream(ConversationHub hub, ChannelHandlerContext ctx, HttpExchange exchange, Principal principal,
                String clientKey, boolean answersApprovals, boolean keepAlive, int maxOutboundEvents, long maxOutboundBytes,
-               Runnable onEnd) {
+               String dialect, ServerMetrics metrics, Runnable onEnd) {
         this.answersApprovals = answersApprovals;
+        this.dialect = dialect;
+        this.metrics = metrics;
+        this.transport = exchange.streaming() ? "sse" : "http";
         this.clientKey = clientKey;
         this.hub = hub;
         this.ctx = ctx;
@@ -77,6 +84,8 @@ final class HttpStream implements Subscriber {
         this.streamWriter = exchange.streaming()
                 ? new NettyFrameWriter(ctx, SSE_PREFIX, SSE_SUFFIX, this::sendEvent) : bodyWriter;
         outbox.bind(ctx);
+        outbox.meter(metrics.delivery(dialect));
+        metrics.opened(dialect, transport);
     }
 
     /** Submits the decoded commands; on the event loop. */
@@ -200,6 +209,7 @@ final class HttpStream implements Subscriber {
             streamStarted = true;
             ctx.write(head);
         }
+        outbox.wrote(event.readableBytes());
         ctx.write(new DefaultHttpContent(event));
     }
 
@@ -223,6 +233,7 @@ final class HttpStream implements Subscriber {
         if (!keepAlive) {
             done.addListener(ChannelFutureListener.CLOSE);
         }
+        metrics.closed(dialect, transport, "end");
         onEnd.run();
     }
 
@@ -232,6 +243,7 @@ final class HttpStream implements Subscriber {
             ended = true;
             outbox.close();
             hub.disconnected(this);
+            metrics.closed(dialect, transport, "client");
             onEnd.run();
         }
     }
@@ -278,7 +290,13 @@ final class HttpStream implements Subscriber {
     }
 
     @Override
+    public String dialect() {
+        return dialect;
+    }
+
+    @Override
     public void overflowed() {
+        outbox.overflowed();
         ctx.executor().execute(this::tooSlow);
     }
 
@@ -290,6 +308,7 @@ final class HttpStream implements Subscriber {
             outbox.close();
             hub.disconnected(this);
             ctx.close();
+            metrics.closed(dialect, transport, "slow");
             onEnd.run();
         }
     }

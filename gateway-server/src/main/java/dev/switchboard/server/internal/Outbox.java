@@ -38,6 +38,10 @@ final class Outbox {
     private final Consumer<GatewayError> refuser;
     private final Runnable drainTask = this::drain;
     private ChannelHandlerContext ctx;
+    /** Where the events and bytes written are counted; set once the dialect is known. */
+    private ServerMetrics.Delivery delivery = ServerMetrics.NONE;
+    /** Bytes of frames written since the last flush, for {@link #delivery}; event loop only. */
+    private long written;
     private volatile boolean open = true;
     private boolean paused = true;
 
@@ -75,6 +79,23 @@ final class Outbox {
     /** Binds the outbox to its channel; events wait until {@link #resume()}. */
     void bind(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+    }
+
+    /** Counts what is written from now on in {@code delivery}; on the event loop. */
+    void meter(ServerMetrics.Delivery delivery) {
+        this.delivery = delivery;
+    }
+
+    /** Counts {@code bytes} of frames the encoder wrote; on the event loop. */
+    void wrote(int bytes) {
+        written += bytes;
+    }
+
+    /** Counts an overflow of this outbox's connection. */
+    void overflowed() {
+        if (delivery.overflows() != null) {
+            delivery.overflows().increment();
+        }
     }
 
     /** Starts (or restarts) draining; on the event loop. */
@@ -128,6 +149,7 @@ final class Outbox {
             return;
         }
         boolean wrote = false;
+        int events = 0;
         Object item;
         while (open && ctx.channel().isWritable() && (item = queue.poll()) != null) {
             if (item instanceof Envelope e) {
@@ -135,6 +157,7 @@ final class Outbox {
                 bytes.addAndGet(-estimate(e));
                 encoder.accept(e);
                 wrote = true;
+                events++;
             } else if (item instanceof Refusal r) {
                 refuser.accept(r.error);
                 wrote = true;
@@ -143,6 +166,12 @@ final class Outbox {
             }
         }
         if (wrote) {
+            if (delivery.events() != null) {
+                // Counted once a drain, not once an event.
+                delivery.events().increment(events);
+                delivery.bytes().increment(written);
+            }
+            written = 0;
             ctx.flush();
         }
     }

@@ -66,12 +66,16 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     /** The newest frame of the event being encoded, held back to carry the cursor if it is the last. */
     private ByteBuf lastOfEvent;
     private volatile boolean closed;
+    private final ServerMetrics metrics;
+    /** The close code this gateway sent, for metrics; null while it sent none. */
+    private String closeCode;
 
     public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
                                Map<String, List<String>> query, Principal principal, String clientKey,
                                WireAdapter chosen,
-                               int maxOutboundEvents, long maxOutboundBytes) {
+                               int maxOutboundEvents, long maxOutboundBytes, ServerMetrics metrics) {
         this.hub = hub;
+        this.metrics = metrics;
         this.adapters = adapters;
         this.path = path;
         this.query = query;
@@ -88,10 +92,12 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             if (encodingSeq > 0 && adapter.cursorStyle() != Cursors.Style.NONE) {
                 // Only an event's last frame carries its cursor (see encode): hold it until the next.
                 if (lastOfEvent != null) {
+                    outbox.wrote(lastOfEvent.readableBytes());
                     ctx.write(new TextWebSocketFrame(lastOfEvent), ctx.voidPromise());
                 }
                 lastOfEvent = frame;
             } else {
+                outbox.wrote(frame.readableBytes());
                 ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise());
             }
         });
@@ -108,6 +114,8 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private void startSession(WireAdapter a) {
         adapter = a;
         session = a.newSession(new SessionContext(connectionId, principal, path, query));
+        metrics.opened(a.id(), "websocket");
+        outbox.meter(metrics.delivery(a.id()));
         log.debug("{} speaks {} on {}", connectionId, a.id(), path);
         try {
             session.opened(writer);
@@ -155,6 +163,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         Decoded decoded = session.decode(text);
         if (decoded instanceof Decoded.Failure f) {
             log.debug("{} sent a bad {} frame: {}", connectionId, adapter.id(), f.error().message());
+            metrics.refused(ServerMetrics.INVALID_INPUT);
             sendError(f.error());
             return;
         }
@@ -242,6 +251,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             session.encode(e, writer);
             if (lastOfEvent != null) {
                 addCursor(lastOfEvent, adapter.cursorStyle(), encodingSeq);
+                outbox.wrote(lastOfEvent.readableBytes());
                 ctx.write(new TextWebSocketFrame(lastOfEvent), ctx.voidPromise());
             }
         } catch (IOException | RuntimeException ex) {
@@ -303,7 +313,14 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     }
 
     @Override
+    public String dialect() {
+        WireAdapter a = adapter;
+        return a == null ? "other" : a.id();
+    }
+
+    @Override
     public void overflowed() {
+        outbox.overflowed();
         ctx.executor().execute(this::tooSlow);
     }
 
@@ -336,6 +353,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             return;
         }
         closed = true;
+        closeCode = Integer.toString(status.code());
         outbox.close();
         ctx.writeAndFlush(new CloseWebSocketFrame(status.code(), reason)).addListener(ChannelFutureListener.CLOSE);
         // A peer that reads nothing never takes the close frame: close the socket anyway.
@@ -348,6 +366,9 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
         outbox.close();
+        if (session != null) {
+            metrics.closed(adapter.id(), "websocket", closeCode == null ? "client" : closeCode);
+        }
         hub.disconnected(this);
         ctx.fireChannelInactive();
     }

@@ -1,0 +1,147 @@
+package dev.switchboard.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code GET /metrics}: runs in two dialects and two transports, a failure, a refusal and a resume,
+ * over real sockets, then the scrape's values (docs/observability.md).
+ */
+class MetricsTest {
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension();
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})? (\\S+)$");
+
+    private static HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Every sample of the scrape: name and labels as written ({@code name{a="b"}}) to value. */
+    private static Map<String, Double> samples(String text) {
+        Map<String, Double> out = new HashMap<>();
+        for (String line : text.split("\n")) {
+            Matcher m = SAMPLE.matcher(line);
+            if (!line.startsWith("#") && m.matches()) {
+                out.put(m.group(1) + (m.group(2) == null ? "" : m.group(2)), Double.parseDouble(m.group(3)));
+            }
+        }
+        return out;
+    }
+
+    /** The sum of the samples of {@code name} whose labels include every one of {@code labels}. */
+    private static double sum(Map<String, Double> samples, String name, String... labels) {
+        return samples.entrySet().stream()
+                .filter(e -> e.getKey().equals(name) || e.getKey().startsWith(name + "{"))
+                .filter(e -> List.of(labels).stream().allMatch(l -> e.getKey().contains(l)))
+                .mapToDouble(Map.Entry::getValue).sum();
+    }
+
+    private static long lastSeq(List<JsonNode> frames) {
+        return frames.stream().filter(f -> f.has("seq")).mapToLong(f -> f.path("seq").asLong()).max().orElseThrow();
+    }
+
+    @Test
+    void aScrapeCountsRunsEventsConnectionsRefusalsAndResumesByDialectWithoutAConversationsIds() throws Exception {
+        Map<String, Double> before = samples(get(gateway.port(), "/metrics").body());
+        String hai = UUID.randomUUID().toString();
+        String thread = UUID.randomUUID().toString();
+        long cursor;
+        try (WsClient c = gateway.connect("/hai/ws")) {
+            cursor = lastSeq(c.ask(hai, "hello").untilCompleted());
+            c.ask(hai, "please crash").untilCompleted();
+            c.send("{\"type\":\"no_such_type\"}");
+            assertThat(c.next().path("type").asText()).isEqualTo("error");
+        }
+        List<JsonNode> agui = AguiHttp.run(gateway.port(), AguiHttp.input(thread, "hello"));
+        assertThat(AguiHttp.types(agui)).contains("RUN_FINISHED");
+        try (WsClient back = gateway.connect("/hai/ws?session_id=" + hai + "&last_seq=" + cursor)) {
+            List<JsonNode> missed = back.untilCompleted();
+            assertThat(missed).isNotEmpty();
+        }
+        HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + gateway.port() + "/agui"))
+                .POST(HttpRequest.BodyPublishers.ofString("{not json")).header("Content-Type", "application/json")
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.statusCode()).isBetween(400, 499);
+        gateway.server().hub().flushed().get();
+
+        HttpResponse<String> scrape = get(gateway.port(), "/metrics");
+        assertThat(scrape.statusCode()).isEqualTo(200);
+        assertThat(scrape.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        String text = scrape.body();
+        Map<String, Double> after = samples(text);
+
+        assertThat(sum(after, "switchboard_runs_started_total") - sum(before, "switchboard_runs_started_total"))
+                .isGreaterThanOrEqualTo(3);
+        assertThat(sum(after, "switchboard_runs_ended_total", "outcome=\"finished\"")
+                - sum(before, "switchboard_runs_ended_total", "outcome=\"finished\"")).isGreaterThanOrEqualTo(2);
+        assertThat(sum(after, "switchboard_runs_ended_total", "error_code=\"internal_error\"")
+                - sum(before, "switchboard_runs_ended_total", "error_code=\"internal_error\"")).isEqualTo(1);
+        assertThat(sum(after, "switchboard_runs_active")).isZero();
+        assertThat(sum(after, "switchboard_run_duration_seconds_count", "outcome=\"failed\"")).isGreaterThanOrEqualTo(1);
+        assertThat(sum(after, "switchboard_run_first_event_seconds_count")).isGreaterThanOrEqualTo(3);
+
+        double haiEvents = sum(after, "switchboard_events_delivered_total", "dialect=\"hai\"");
+        assertThat(haiEvents).isGreaterThan(10);
+        assertThat(sum(after, "switchboard_sent_bytes_total", "dialect=\"hai\"")).isGreaterThan(haiEvents * 20);
+        assertThat(sum(after, "switchboard_events_delivered_total", "dialect=\"agui\"")).isGreaterThan(3);
+        assertThat(sum(after, "switchboard_connections_accepted_total", "dialect=\"hai\"", "transport=\"websocket\""))
+                .isGreaterThanOrEqualTo(2);
+        assertThat(sum(after, "switchboard_connections_accepted_total", "dialect=\"agui\"", "transport=\"sse\""))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(sum(after, "switchboard_connections_closed_total", "dialect=\"agui\"", "reason=\"end\""))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(sum(after, "switchboard_requests_refused_total", "reason=\"invalid_input\"")
+                - sum(before, "switchboard_requests_refused_total", "reason=\"invalid_input\"")).isEqualTo(2);
+        assertThat(sum(after, "switchboard_resumes_total", "outcome=\"memory\"")).isGreaterThanOrEqualTo(1);
+        assertThat(sum(after, "switchboard_resume_replayed_events_count")).isGreaterThanOrEqualTo(1);
+        assertThat(sum(after, "switchboard_store_write_seconds_count")).isGreaterThan(0);
+        assertThat(sum(after, "switchboard_build_info")).isEqualTo(1);
+        assertThat(sum(after, "jvm_memory_used_bytes")).isGreaterThan(0);
+        assertThat(text).contains("netty_allocator_memory_used");
+        // Bounded cardinality: no label carries what a client chose.
+        assertThat(text).doesNotContain(hai).doesNotContain(thread);
+    }
+
+    @Test
+    void aMetricsPortServesTheScrapeAloneAndOffTakesItFromTheMainPort(@TempDir Path dir) throws Exception {
+        int free;
+        try (ServerSocket s = new ServerSocket(0)) {
+            free = s.getLocalPort();
+        }
+        try (TestGateway own = TestGateway.start(dir.resolve("own"), Map.of("metrics-port", free))) {
+            assertThat(own.server.metricsPort()).isEqualTo(free);
+            HttpResponse<String> scrape = get(free, "/metrics");
+            assertThat(scrape.statusCode()).isEqualTo(200);
+            assertThat(scrape.body()).contains("switchboard_runs_started_total");
+            assertThat(get(free, "/other").statusCode()).isEqualTo(404);
+            assertThat(get(own.server.port(), "/metrics").statusCode()).isEqualTo(404);
+        }
+        try (TestGateway off = TestGateway.start(dir.resolve("off"), Map.of("metrics", false))) {
+            assertThat(off.server.metricsPort()).isEqualTo(-1);
+            assertThat(get(off.server.port(), "/metrics").statusCode()).isEqualTo(404);
+        }
+    }
+}
