@@ -7,6 +7,7 @@ import dev.switchboard.core.internal.ConversationService;
 import dev.switchboard.core.internal.ConversationTable;
 import dev.switchboard.core.internal.Emitter;
 import dev.switchboard.core.internal.HubMetrics;
+import dev.switchboard.core.internal.HubTraces;
 import dev.switchboard.core.internal.Replay;
 import dev.switchboard.core.internal.Runs;
 import dev.switchboard.core.internal.StoreWriter;
@@ -18,8 +19,8 @@ import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.Conversations;
 import dev.switchboard.core.spi.OperatorApprovals;
 
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 
 import java.time.Duration;
 import java.util.List;
@@ -91,9 +92,10 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         ConversationTable table = new ConversationTable(store, b.clock);
         this.cluster = b.cluster == null ? null : new ClusterLink(b.cluster, store, workers, timer);
         this.emitter = new Emitter(store, writer, workers, b.clock, table, cluster);
-        Replay replay = new Replay(store, table, cluster, metrics);
+        HubTraces traces = new HubTraces(b.openTelemetry, b.recordPrincipal);
+        Replay replay = new Replay(store, table, cluster, metrics, traces);
         this.runs = new Runs(store, runtime, b.moderation, new RateLimiter(b.runsPerMinute, b.clock), b.clock, table,
-                emitter, replay, cluster, metrics);
+                emitter, replay, cluster, metrics, traces);
         this.approvals = new Approvals(store, workers, b.clock, table, emitter, runs, metrics);
         this.conversations = new ConversationService(workers, table, replay, runs, approvals);
         if (cluster != null) {
@@ -204,6 +206,8 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         private int runsPerMinute;
         private ClusterBus cluster;
         private MeterRegistry meters = HubMetrics.none();
+        private OpenTelemetry openTelemetry = OpenTelemetry.noop();
+        private boolean recordPrincipal;
 
         private Builder() {
         }
@@ -214,9 +218,16 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
             return this;
         }
 
-        /** The counter of requests refused for {@code reason}, in the registry given to {@link #meters}. */
-        public Counter refusals(String reason) {
-            return new HubMetrics(meters).refused(reason);
+        /** Where the hub's spans go (docs/observability.md); default: nowhere. */
+        public Builder openTelemetry(OpenTelemetry otel) {
+            this.openTelemetry = Objects.requireNonNull(otel);
+            return this;
+        }
+
+        /** Whether a run's span names the principal's subject ({@code enduser.id}); default: no. */
+        public Builder recordPrincipal(boolean record) {
+            this.recordPrincipal = record;
+            return this;
         }
 
         /** Joins the hub to a cluster over this bus (its store must be {@link ConversationStore#shared}); default: alone. */

@@ -30,6 +30,15 @@ public interface Subscriber {
         return "other";
     }
 
+    /**
+     * The W3C {@code traceparent} the client sent with the request or upgrade that opened this
+     * connection, if any: the runs it asks for, the approvals it decides and its resumes join that
+     * trace. Null when it sent none.
+     */
+    default String traceparent() {
+        return null;
+    }
+
     /** Whether a person on this connection can answer approval requests. */
     boolean answersApprovals();
 

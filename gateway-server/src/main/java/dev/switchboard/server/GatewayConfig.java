@@ -68,6 +68,15 @@ public final class GatewayConfig {
         METRICS(OptionSpec.bool("metrics", true, "serve Prometheus metrics at GET /metrics")),
         METRICS_PORT(OptionSpec.integer("metrics-port", 0, 0, 65_535,
                 "serve /metrics on this port (same --host) instead of the main one; 0: on the main port")),
+        OTLP_ENDPOINT(OptionSpec.text("otlp-endpoint", "", "export traces over OTLP/HTTP to this base URL "
+                + "(e.g. http://127.0.0.1:4318; spans go to /v1/traces); empty: traces off")
+                .alsoFromEnv("OTEL_EXPORTER_OTLP_ENDPOINT")
+                .checkedBy(v -> v.isBlank() || v.strip().matches("https?://[^\\s/?#]+(/[^\\s?#]*)?") ? null
+                        : "is '" + v + "' but must be an http:// or https:// URL")),
+        OTEL_CAPTURE_CONTENT(OptionSpec.bool("otel-capture-content", false,
+                "record prompts and completions in model-call spans (off: never recorded)")),
+        OTEL_RECORD_PRINCIPAL(OptionSpec.bool("otel-record-principal", false,
+                "name the principal's subject in run spans (enduser.id)")),
         CONFIG(OptionSpec.text("config", "", "JSON file of options (keys are the option names)"));
 
         private final OptionSpec spec;
@@ -393,6 +402,19 @@ public final class GatewayConfig {
 
     public int idleTimeoutSeconds() {
         return intValue(Option.IDLE_TIMEOUT_SECONDS);
+    }
+
+    /** The OTLP endpoint spans are exported to; empty when traces are off. */
+    public String otlpEndpoint() {
+        return get(Option.OTLP_ENDPOINT).strip();
+    }
+
+    public boolean otelCaptureContent() {
+        return Boolean.parseBoolean(get(Option.OTEL_CAPTURE_CONTENT));
+    }
+
+    public boolean otelRecordPrincipal() {
+        return Boolean.parseBoolean(get(Option.OTEL_RECORD_PRINCIPAL));
     }
 
     /** Whether {@code /metrics} is served. */

@@ -15,6 +15,7 @@ import dev.switchboard.core.spi.ClusterProvider;
 import dev.switchboard.core.spi.ConversationStoreProvider;
 import dev.switchboard.core.spi.Plugin;
 import dev.switchboard.core.spi.RestServiceProvider;
+import dev.switchboard.core.spi.Telemetry;
 import dev.switchboard.core.spi.WireAdapterProvider;
 import dev.switchboard.server.internal.AdapterRegistry;
 import dev.switchboard.server.internal.ConnectionLimits;
@@ -24,6 +25,7 @@ import dev.switchboard.server.internal.MetricsEndpoint;
 import dev.switchboard.server.internal.RestRoutes;
 import dev.switchboard.server.internal.ServerMetrics;
 import dev.switchboard.server.internal.StoreHealth;
+import dev.switchboard.server.internal.Tracing;
 import dev.switchboard.server.internal.WebSocketConnection;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -51,6 +53,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.opentelemetry.api.OpenTelemetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -114,6 +117,11 @@ public final class GatewayServer {
     private final ServerMetrics serverMetrics;
     /** Listens to the JVM's collections: closed with the gateway. */
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    /** Where spans go: the OTLP exporter's SDK, one given to the builder, or a no-op. */
+    private final OpenTelemetry openTelemetry;
+    /** Whether this gateway made {@link #openTelemetry} (and so shuts it down). */
+    private final boolean ownsOpenTelemetry;
+    private final Telemetry telemetry;
     /** The {@code /metrics} port's server when it has its own port; null otherwise. */
     private volatile MetricsEndpoint metricsEndpoint;
 
@@ -122,6 +130,14 @@ public final class GatewayServer {
         this.meters = config.metrics() ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT) : HubMetrics.none();
         this.serverMetrics = new ServerMetrics(meters);
         bindProcessMeters();
+        this.ownsOpenTelemetry = b.openTelemetry == null && !config.otlpEndpoint().isEmpty();
+        this.openTelemetry = b.openTelemetry != null ? b.openTelemetry
+                : ownsOpenTelemetry ? Tracing.otlp(config.otlpEndpoint(), version()) : OpenTelemetry.noop();
+        this.telemetry = new Telemetry(meters, openTelemetry, config.otelCaptureContent());
+        if (ownsOpenTelemetry) {
+            log.info("traces go to {} over OTLP/HTTP{}", config.otlpEndpoint(),
+                    config.otelCaptureContent() ? ", prompts and completions included (--otel-capture-content)" : "");
+        }
         for (Plugins.Found f : config.plugins().all()) {
             if (!f.origin().equals(Plugins.BUILT_IN)) {
                 log.info("plugin {} loaded from {}", f.kind().noun() + " " + f.provider().id(), f.origin());
@@ -132,7 +148,7 @@ public final class GatewayServer {
         this.moderation = moderationFor(config);
         this.adapters = new AdapterRegistry(config.plugins().providers(WireAdapterProvider.class),
                 AdapterContext.defaults().withSettings(config.settings()));
-        this.runtime = b.runtime != null ? b.runtime : runtimeFor(config);
+        this.runtime = b.runtime != null ? b.runtime : runtimeFor(config, telemetry);
         this.givenStore = b.store;
         this.cluster = clusterFor(config, b.store);
         this.limits = new ConnectionLimits(config.maxConnections(), config.maxConnectionsPerClient());
@@ -182,6 +198,8 @@ public final class GatewayServer {
                     .runsPerMinute(config.rateLimitRunsPerMinute())
                     .cluster(bus)
                     .meters(meters)
+                    .openTelemetry(openTelemetry)
+                    .recordPrincipal(config.otelRecordPrincipal())
                     .build();
             rest = restRoutes();
             storeHealth = new StoreHealth(store, bus, STORE_CHECK_EVERY);
@@ -373,6 +391,9 @@ public final class GatewayServer {
         }
         gcMetrics.close();
         meters.close();
+        if (ownsOpenTelemetry) {
+            Tracing.close(openTelemetry);
+        }
     }
 
     /** Leaves the cluster, if this gateway joined one. */
@@ -397,9 +418,13 @@ public final class GatewayServer {
         new UptimeMetrics().bindTo(meters);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(meters);
         new NettyEventExecutorMetrics(workers).bindTo(meters);
-        String version = Objects.requireNonNullElse(GatewayServer.class.getPackage().getImplementationVersion(), "dev");
         Gauge.builder("switchboard.build.info", () -> 1).description("the gateway's version, always 1")
-                .tag("version", version).tag("java", System.getProperty("java.version")).register(meters);
+                .tag("version", version()).tag("java", System.getProperty("java.version")).register(meters);
+    }
+
+    /** The jar's version, or {@code dev} when run from classes. */
+    private static String version() {
+        return Objects.requireNonNullElse(GatewayServer.class.getPackage().getImplementationVersion(), "dev");
     }
 
     /** Every meter in the Prometheus text format; empty when {@code --metrics} is off. */
@@ -492,11 +517,11 @@ public final class GatewayServer {
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
-    private static AgentRuntime runtimeFor(GatewayConfig config) {
+    private static AgentRuntime runtimeFor(GatewayConfig config, Telemetry telemetry) {
         AgentRuntimeProvider provider = chosen(config, AgentRuntimeProvider.class, Plugins.Kind.RUNTIME,
                 GatewayConfig.Option.RUNTIME);
         try {
-            return provider.create(config.settings());
+            return provider.create(config.settings(), telemetry);
         } catch (IllegalArgumentException e) {
             throw new GatewayConfig.ConfigException("runtime " + provider.id() + ": " + e.getMessage());
         }
@@ -546,6 +571,7 @@ public final class GatewayServer {
         private final GatewayConfig config;
         private ConversationStore store;
         private AgentRuntime runtime;
+        private OpenTelemetry openTelemetry;
 
         private Builder(GatewayConfig config) {
             this.config = Objects.requireNonNull(config);
@@ -560,6 +586,15 @@ public final class GatewayServer {
         /** Uses this runtime instead of the one {@code --runtime} names. */
         public Builder runtime(AgentRuntime runtime) {
             this.runtime = runtime;
+            return this;
+        }
+
+        /**
+         * Sends spans through this OpenTelemetry instead of the exporter {@code --otlp-endpoint}
+         * names (its owner closes it); for tests and embedding.
+         */
+        public Builder openTelemetry(OpenTelemetry otel) {
+            this.openTelemetry = Objects.requireNonNull(otel);
             return this;
         }
 

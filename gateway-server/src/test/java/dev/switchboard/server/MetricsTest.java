@@ -126,6 +126,53 @@ class MetricsTest {
     }
 
     @Test
+    void anOpenAiRunCountsTokensModelCallsToolCallsAnApprovalAndAFailure(@TempDir Path dir) throws Exception {
+        try (ScriptedOpenAi llm = ScriptedOpenAi.start()) {
+            llm.tool("lookup_inspection", args -> new ScriptedOpenAi.ToolAnswer(200, "passed"))
+                    .tool("file_report", args -> new ScriptedOpenAi.ToolAnswer(200, "filed"))
+                    .then(ScriptedOpenAi.toolCalls(new ScriptedOpenAi.Tokens(30, 7),
+                            new ScriptedOpenAi.Call("call_1", "lookup_inspection", "{\"id\":\"EST-1\"}")))
+                    .then(ScriptedOpenAi.text(new ScriptedOpenAi.Tokens(50, 4), "EST-1 ", "passed."))
+                    .then(ScriptedOpenAi.toolCalls(new ScriptedOpenAi.Tokens(20, 3),
+                            new ScriptedOpenAi.Call("call_r", "file_report", "{}")))
+                    .then(ScriptedOpenAi.status(500, "{\"error\":{\"message\":\"overloaded\"}}"));
+            String tools = "[{\"name\":\"lookup_inspection\",\"description\":\"Looks up\",\"url\":\""
+                    + llm.toolUrl("lookup_inspection") + "\",\"risk\":\"low\"},{\"name\":\"file_report\","
+                    + "\"description\":\"Files\",\"url\":\"" + llm.toolUrl("file_report") + "\",\"risk\":\"high\"}]";
+            try (TestGateway g = TestGateway.start(dir, Map.of("runtime", "openai", "openai-base-url", llm.baseUrl(),
+                    "model", "gpt-test", "moderation", false, "tools", tools))) {
+                try (WsClient c = g.connect("/ws")) {
+                    c.ask("s-metrics", "Did EST-1 pass?").untilCompleted();
+                    List<JsonNode> asked = c.ask("s-metrics", "File the report")
+                            .until(f -> f.path("type").asText().equals("tool_approval_request"));
+                    c.send(dev.switchboard.core.Json.object().put("type", "tool_approval_response")
+                            .put("approval_id", asked.get(asked.size() - 1).path("approval_id").asText())
+                            .put("approved", true).toString());
+                    c.until(f -> f.path("type").asText().equals("error"));
+                }
+                Map<String, Double> m = samples(get(g.port(), "/metrics").body());
+                String model = "gen_ai_request_model=\"gpt-test\"";
+                assertThat(sum(m, "gen_ai_client_token_usage_sum", model, "gen_ai_token_type=\"input\""))
+                        .isEqualTo(100);
+                assertThat(sum(m, "gen_ai_client_token_usage_sum", model, "gen_ai_token_type=\"output\""))
+                        .isEqualTo(14);
+                assertThat(sum(m, "gen_ai_client_operation_duration_seconds_count", model, "error_type=\"none\""))
+                        .isEqualTo(3);
+                assertThat(sum(m, "gen_ai_client_operation_duration_seconds_count", model, "error_type=\"500\""))
+                        .isEqualTo(1);
+                assertThat(sum(m, "gen_ai_client_operation_time_to_first_chunk_seconds_count", model)).isEqualTo(3);
+                assertThat(sum(m, "gen_ai_execute_tool_duration_seconds_count",
+                        "gen_ai_tool_name=\"lookup_inspection\"", "error_type=\"none\"")).isEqualTo(1);
+                assertThat(sum(m, "gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name=\"file_report\""))
+                        .isEqualTo(1);
+                assertThat(sum(m, "switchboard_approval_decision_seconds_count", "outcome=\"approved\"",
+                        "via=\"hai\"")).isEqualTo(1);
+                assertThat(sum(m, "switchboard_runs_ended_total", "error_code=\"upstream_error\"")).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
     void aMetricsPortServesTheScrapeAloneAndOffTakesItFromTheMainPort(@TempDir Path dir) throws Exception {
         int free;
         try (ServerSocket s = new ServerSocket(0)) {

@@ -56,6 +56,9 @@ final class ScriptedOpenAi implements AutoCloseable {
     /** Bodies of the chat completions requests, in order. */
     final List<JsonNode> requests = new CopyOnWriteArrayList<>();
     final List<String> authorizations = new CopyOnWriteArrayList<>();
+    /** The {@code traceparent} of each chat completions request and each tool request, in order ("null": none). */
+    final List<String> traceparents = new CopyOnWriteArrayList<>();
+    final List<String> toolTraceparents = new CopyOnWriteArrayList<>();
     /** Bodies each tool received, by tool name. */
     final Map<String, List<JsonNode>> toolRequests = new ConcurrentHashMap<>();
     private final Map<String, Function<JsonNode, ToolAnswer>> tools = new ConcurrentHashMap<>();
@@ -110,6 +113,7 @@ final class ScriptedOpenAi implements AutoCloseable {
         try (ex) {
             requests.add(Json.MAPPER.readTree(ex.getRequestBody()));
             authorizations.add(String.valueOf(ex.getRequestHeaders().getFirst("Authorization")));
+            traceparents.add(String.valueOf(ex.getRequestHeaders().getFirst("traceparent")));
             Script script = scripts.poll();
             if (script == null) {
                 respond(ex, 500, "application/json", "{\"error\":{\"message\":\"the script has no more answers\"}}");
@@ -126,6 +130,7 @@ final class ScriptedOpenAi implements AutoCloseable {
             String name = ex.getRequestURI().getPath().substring("/tools/".length());
             JsonNode body = Json.MAPPER.readTree(ex.getRequestBody());
             toolRequests.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(body);
+            toolTraceparents.add(String.valueOf(ex.getRequestHeaders().getFirst("traceparent")));
             Function<JsonNode, ToolAnswer> answer = tools.get(name);
             ToolAnswer a = answer == null ? new ToolAnswer(404, "no tool " + name) : answer.apply(body);
             respond(ex, a.status(), "text/plain", a.body());

@@ -134,6 +134,7 @@ public final class Approvals implements OperatorApprovals {
                     "approval " + cmd.approvalId() + " was already decided"));
         } else {
             metrics.decided(cmd.approved(), from.dialect(), p.askedNanos);
+            runs.traces.decided(p, cmd.approved(), from);
         }
         return false;
     }

@@ -14,6 +14,8 @@ final class PendingApproval {
     final Run run;
     /** When it was asked, for the time to its decision. */
     final long askedNanos = System.nanoTime();
+    /** When it was asked, by the clock, for the span of its wait. */
+    final long askedMillis = System.currentTimeMillis();
 
     PendingApproval(ApprovalRecord record, ConversationState conversation, Run run) {
         this.record = record;

@@ -29,9 +29,12 @@ public final class Replay {
     private final ClusterLink cluster;
 
     private final HubMetrics metrics;
+    private final HubTraces traces;
 
-    public Replay(ConversationStore store, ConversationTable table, ClusterLink cluster, HubMetrics metrics) {
+    public Replay(ConversationStore store, ConversationTable table, ClusterLink cluster, HubMetrics metrics,
+                  HubTraces traces) {
         this.metrics = metrics;
+        this.traces = traces;
         this.store = store;
         this.table = table;
         this.cluster = cluster;
@@ -125,6 +128,8 @@ public final class Replay {
                     int joined = join(c, s, from, cursor, cursorGiven, catchUp, sent);
                     if (afterSeq > 0 && joined >= 0) {
                         metrics.resumed(outcome, replayed + joined);
+                        traces.resumed(s, c, c.active == null ? null : c.active.span.getSpanContext(), outcome,
+                                replayed + joined);
                     }
                     return;
                 }

@@ -5,12 +5,15 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalDecision;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Context;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,8 +53,13 @@ final class Run implements RunContext {
     /** How long a stop waits for the handle of a run the runtime is starting. */
     private static final long HANDLE_WAIT_NANOS = 1_000_000_000L;
 
-    Run(Runs runs, ConversationState conversation, RunRequest request) {
+    /** The run's span, ended with it. */
+    final Span span;
+
+    /** A run {@code from} asked for (null: none did, such as a continuation after a restart). */
+    Run(Runs runs, ConversationState conversation, RunRequest request, Subscriber from) {
         this.runs = runs;
+        this.span = runs.traces.run(runs.runtime.id(), request, from);
         this.emitter = runs.emitter;
         this.conversation = conversation;
         this.request = request;
@@ -246,7 +254,9 @@ final class Run implements RunContext {
             emitter.emitLocked(this, terminal, null);
             conversation.active = null;
             runs.activeRuns.decrementAndGet();
-            runs.metrics.runEnded(terminal instanceof Event.RunFailed f ? f.code() : null, startedNanos);
+            ErrorCode failure = terminal instanceof Event.RunFailed f ? f.code() : null;
+            runs.metrics.runEnded(failure, startedNanos);
+            HubTraces.ended(span, failure == null ? null : failure.wireCode());
             // A run stopped by shutdown leaves its approvals pending in the store: answered
             // after a restart, they continue the work in a new run.
             boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
@@ -287,6 +297,7 @@ final class Run implements RunContext {
             runs.activeRuns.decrementAndGet();
             // Failed unavailable by the node that takes the conversation over; counted here, where it ran.
             runs.metrics.runEnded(ErrorCode.UNAVAILABLE, startedNanos);
+            HubTraces.ended(span, ErrorCode.UNAVAILABLE.wireCode());
         }
         for (PendingApproval p : abandoned) {
             p.decision.completeExceptionally(new CancellationException("the run stopped on this node"));
@@ -298,6 +309,11 @@ final class Run implements RunContext {
                 log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
             }
         }
+    }
+
+    @Override
+    public Context traceContext() {
+        return Context.root().with(span);
     }
 
     @Override

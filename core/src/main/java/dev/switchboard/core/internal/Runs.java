@@ -58,15 +58,17 @@ public final class Runs {
     /** The cluster this node is part of; null when it runs alone. */
     final ClusterLink cluster;
     final HubMetrics metrics;
+    final HubTraces traces;
     private static final int HOLD_ATTEMPTS = 4;
     private static final int HOLD_ATTEMPTS_AFTER_A_RUN = 31;
     private static final long HOLD_PAUSE_MS = 50;
     private volatile boolean shuttingDown;
 
     public Runs(ConversationStore store, AgentRuntime runtime, Moderation moderation, RateLimiter runLimiter,
-                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster, HubMetrics metrics) {
+                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster, HubMetrics metrics, HubTraces traces) {
         this.cluster = cluster;
         this.metrics = metrics;
+        this.traces = traces;
         metrics.activeRuns(activeRuns::get);
         this.store = store;
         this.runtime = runtime;
@@ -242,7 +244,7 @@ public final class Runs {
             String runId = cmd.runId() != null ? cmd.runId() : Ids.next("run");
             RunRequest request = new RunRequest(c.id, runId, cmd.parentRunId(), principal, fresh,
                     cmd.tools(), cmd.context(), cmd.state(), cmd.forwardedProps(), cmd.metadata());
-            run = new Run(this, c, request);
+            run = new Run(this, c, request, from);
             c.active = run;
             activeRuns.incrementAndGet();
             metrics.runStarted();
@@ -446,7 +448,7 @@ public final class Runs {
             }
             RunRequest request = new RunRequest(c.id, Ids.next("run"), oldRun, from.principal(), List.of(),
                     List.of(), null, null, null, null);
-            run = new Run(this, c, request);
+            run = new Run(this, c, request, from);
             c.active = run;
             activeRuns.incrementAndGet();
             metrics.runStarted();

@@ -7,4 +7,12 @@ package dev.switchboard.core.spi;
 public interface AgentRuntimeProvider extends Plugin {
     /** Creates the runtime from the gateway's settings; an {@link IllegalArgumentException} names a wrong option. */
     AgentRuntime create(Settings settings);
+
+    /**
+     * Creates the runtime, which reports its model calls, tool calls and upstream calls to
+     * {@code telemetry}; by default it reports nothing ({@link #create(Settings)}).
+     */
+    default AgentRuntime create(Settings settings, Telemetry telemetry) {
+        return create(settings);
+    }
 }

@@ -33,6 +33,15 @@ public interface RunContext {
     /** Ends the run with an error. */
     void fail(ErrorCode code, String message);
 
+    /**
+     * The run's trace context: a runtime's spans (model calls, tool calls, upstream calls) are its
+     * children, and what it sends upstream carries it as {@code traceparent}. The root context when
+     * traces are off.
+     */
+    default io.opentelemetry.context.Context traceContext() {
+        return io.opentelemetry.context.Context.root();
+    }
+
     /** True once the run has ended or been cancelled; a runtime stops its work then. */
     boolean isDone();
 

@@ -270,7 +270,8 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 uri.parameters()));
         Decoded decoded = given != null ? given : exchange.decode(req.content().toString(StandardCharsets.UTF_8));
         HttpStream stream = new HttpStream(hub, ctx, exchange, principal, client, dialect.answersApprovals(),
-                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, dialect.id(), metrics, () -> {
+                HttpUtil.isKeepAlive(req), maxOutboundEvents, maxOutboundBytes, dialect.id(), metrics,
+                traceparent(req), () -> {
                     current = null;
                     limits.release(client);
                     openStreams.decrementAndGet();
@@ -465,7 +466,7 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                                WebSocketServerHandshaker handshaker, Principal principal, String client,
                                WireAdapter chosen) {
         WebSocketConnection conn = new WebSocketConnection(hub, adapters, path, uri.parameters(), principal, client,
-                chosen, maxOutboundEvents, maxOutboundBytes, metrics);
+                chosen, maxOutboundEvents, maxOutboundBytes, metrics, traceparent(req));
         ctx.pipeline().addLast("ws-idle", new IdleStateHandler(idleTimeoutSeconds, 0, 0));
         ctx.pipeline().addLast("ws-aggregator", new WebSocketFrameAggregator(maxFrameBytes));
         ctx.pipeline().addLast("ws-connection", conn);
@@ -479,6 +480,15 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
                 ctx.close();
             }
         });
+    }
+
+    /**
+     * The request's W3C {@code traceparent}, which the runs it asks for join; null when absent or
+     * longer than any valid one (the propagator checks the rest).
+     */
+    private static String traceparent(FullHttpRequest req) {
+        String v = req.headers().get("traceparent");
+        return v == null || v.length() > 128 ? null : v.strip();
     }
 
     /** Answers {@code GET /metrics} with every meter in the Prometheus text format. */

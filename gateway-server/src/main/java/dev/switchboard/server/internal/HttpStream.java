@@ -58,6 +58,8 @@ final class HttpStream implements Subscriber {
     private final Runnable onEnd;
     private final String dialect;
     private final ServerMetrics metrics;
+    /** The request's {@code traceparent}, or null. */
+    private final String traceparent;
     /** {@code sse} for a streamed answer, {@code http} for a whole one. */
     private final String transport;
     private GatewayError pendingError;
@@ -67,8 +69,9 @@ final class HttpStream implements Subscriber {
 
     HttpStream(ConversationHub hub, ChannelHandlerContext ctx, HttpExchange exchange, Principal principal,
                String clientKey, boolean answersApprovals, boolean keepAlive, int maxOutboundEvents, long maxOutboundBytes,
-               String dialect, ServerMetrics metrics, Runnable onEnd) {
+               String dialect, ServerMetrics metrics, String traceparent, Runnable onEnd) {
         this.answersApprovals = answersApprovals;
+        this.traceparent = traceparent;
         this.dialect = dialect;
         this.metrics = metrics;
         this.transport = exchange.streaming() ? "sse" : "http";
@@ -292,6 +295,11 @@ final class HttpStream implements Subscriber {
     @Override
     public String dialect() {
         return dialect;
+    }
+
+    @Override
+    public String traceparent() {
+        return traceparent;
     }
 
     @Override

@@ -67,15 +67,19 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private ByteBuf lastOfEvent;
     private volatile boolean closed;
     private final ServerMetrics metrics;
+    /** The upgrade request's {@code traceparent}, or null. */
+    private final String traceparent;
     /** The close code this gateway sent, for metrics; null while it sent none. */
     private String closeCode;
 
     public WebSocketConnection(ConversationHub hub, AdapterRegistry adapters, String path,
                                Map<String, List<String>> query, Principal principal, String clientKey,
                                WireAdapter chosen,
-                               int maxOutboundEvents, long maxOutboundBytes, ServerMetrics metrics) {
+                               int maxOutboundEvents, long maxOutboundBytes, ServerMetrics metrics,
+                               String traceparent) {
         this.hub = hub;
         this.metrics = metrics;
+        this.traceparent = traceparent;
         this.adapters = adapters;
         this.path = path;
         this.query = query;
@@ -310,6 +314,11 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             outbox.drain();
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public String traceparent() {
+        return traceparent;
     }
 
     @Override

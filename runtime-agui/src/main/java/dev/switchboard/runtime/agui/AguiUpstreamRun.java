@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.GenAiTelemetry;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
@@ -14,6 +15,7 @@ import dev.switchboard.core.spi.ApprovalDecision;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import io.opentelemetry.context.Context;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,7 +102,7 @@ final class AguiUpstreamRun implements RunHandle {
         return all;
     }
 
-    private HttpRequest request(String runId, ArrayNode resume) {
+    private HttpRequest request(String runId, ArrayNode resume, Context trace) {
         HttpRequest.Builder b = HttpRequest.newBuilder(config.url())
                 .timeout(config.timeout())
                 .header("Content-Type", "application/json")
@@ -112,6 +114,7 @@ final class AguiUpstreamRun implements RunHandle {
         if (config.forwardToken() && token != null) {
             b.setHeader("Authorization", "Bearer " + token);
         }
+        GenAiTelemetry.inject(trace, b);
         return b.build();
     }
 
@@ -121,9 +124,13 @@ final class AguiUpstreamRun implements RunHandle {
         }
         log.debug("run {}: POST {} as upstream run {}{}", request.runId(), config.url(), runId,
                 resume == null ? "" : " resuming " + Plural.of(resume.size(), "interrupt"));
-        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, request(runId, resume), upstream,
-                config.timeout(), runtime.client.timer, new Reader());
-        abort = stream::cancel;
+        GenAiTelemetry.UpstreamCall call = runtime.telemetry.upstream(ctx.traceContext(), "POST", config.url());
+        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http,
+                request(runId, resume, call.context()), upstream, config.timeout(), runtime.client.timer, new Reader(call));
+        abort = () -> {
+            stream.cancel();
+            call.end(0, "cancelled");
+        };
         if (stopped()) {
             stream.cancel();
         }
@@ -131,6 +138,12 @@ final class AguiUpstreamRun implements RunHandle {
 
     /** Reads one upstream run's event stream. */
     private final class Reader implements UpstreamHttp.EventStream.Listener {
+        private final GenAiTelemetry.UpstreamCall call;
+
+        Reader(GenAiTelemetry.UpstreamCall call) {
+            this.call = call;
+        }
+
         @Override
         public void onEvent(UpstreamHttp.EventStream stream, UpstreamHttp.Sse sse) {
             AguiUpstreamEvents.Outcome outcome;
@@ -152,6 +165,7 @@ final class AguiUpstreamRun implements RunHandle {
                 return;
             }
             if (outcome != null && stream.done()) {
+                call.end(200, outcome instanceof AguiUpstreamEvents.Outcome.Failed ? "run_error" : null);
                 ended(outcome);
             }
         }
@@ -165,6 +179,7 @@ final class AguiUpstreamRun implements RunHandle {
         public void onFailure(String message, int httpStatus) {
             String hint = httpStatus == 401 || httpStatus == 403
                     ? " (check --agui-upstream-header and --agui-forward-token)" : "";
+            call.end(httpStatus, httpStatus > 0 ? Integer.toString(httpStatus) : "upstream_failed");
             fail(ErrorCode.UPSTREAM_FAILED, message + hint);
         }
     }
@@ -229,7 +244,8 @@ final class AguiUpstreamRun implements RunHandle {
         for (JsonNode i : interrupts) {
             resume.addObject().put("interruptId", i.get("id").textValue()).put("status", "cancelled");
         }
-        runtime.client.http.sendAsync(request(Ids.next("run"), resume), HttpResponse.BodyHandlers.discarding())
+        runtime.client.http.sendAsync(request(Ids.next("run"), resume, ctx.traceContext()),
+                        HttpResponse.BodyHandlers.discarding())
                 .whenComplete((r, e) -> log.debug("run {}: cancelled {} upstream: {}", request.runId(),
                         Plural.of(interrupts.size(), "interrupt"), e == null ? "HTTP " + r.statusCode() : e.toString()));
     }

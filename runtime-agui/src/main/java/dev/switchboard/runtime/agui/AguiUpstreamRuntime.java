@@ -1,11 +1,13 @@
 package dev.switchboard.runtime.agui;
 
+import dev.switchboard.core.GenAiTelemetry;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.spi.Telemetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,9 +23,12 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
 
     final AguiUpstreamConfig config;
     final UpstreamHttp.Client client;
+    /** Where its upstream calls are reported. */
+    final GenAiTelemetry telemetry;
 
-    AguiUpstreamRuntime(AguiUpstreamConfig config) {
+    AguiUpstreamRuntime(AguiUpstreamConfig config, Telemetry telemetry) {
         this.config = config;
+        this.telemetry = new GenAiTelemetry(telemetry, ID, "ag-ui");
         this.client = new UpstreamHttp.Client("agui", config.timeout());
         log.info("runtime agui: runs go to {} ({}, client tokens {}forwarded)", config.url(),
                 Plural.of(config.headers().size(), "extra header"), config.forwardToken() ? "" : "not ");

@@ -5,6 +5,7 @@ import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.AgentRuntimeProvider;
 import dev.switchboard.core.spi.OptionSpec;
 import dev.switchboard.core.spi.Settings;
+import dev.switchboard.core.spi.Telemetry;
 
 import java.util.List;
 
@@ -26,6 +27,11 @@ public final class AguiUpstreamRuntimeProvider implements AgentRuntimeProvider {
 
     @Override
     public AgentRuntime create(Settings settings) {
-        return new AguiUpstreamRuntime(AguiUpstreamConfig.from(settings));
+        return create(settings, Telemetry.none());
+    }
+
+    @Override
+    public AgentRuntime create(Settings settings, Telemetry telemetry) {
+        return new AguiUpstreamRuntime(AguiUpstreamConfig.from(settings), telemetry);
     }
 }

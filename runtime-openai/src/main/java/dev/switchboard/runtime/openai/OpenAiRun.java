@@ -3,6 +3,7 @@ package dev.switchboard.runtime.openai;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.GenAiTelemetry;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Plural;
@@ -20,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -145,10 +147,19 @@ final class OpenAiRun implements RunHandle {
         }
         log.debug("run {}: model call {} with {}", request.runId(), rounds + 1,
                 Plural.of(conversation.size(), "message"));
+        GenAiTelemetry.ModelCall call = runtime.telemetry.chat(ctx.traceContext(), config.model(), config.endpoint());
+        GenAiTelemetry.inject(call.context(), b);
+        if (runtime.telemetry.captureContent()) {
+            call.input(new String(body, StandardCharsets.UTF_8));
+        }
         OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, b.build(),
-                "the model server at " + config.endpoint(), config.timeout(), runtime.client.timer, new ModelStream(turn));
-        abort = stream::cancel;
+                "the model server at " + config.endpoint(), config.timeout(), runtime.client.timer,
+                new ModelStream(turn, call));
+        abort = () -> {
+            stream.cancel();
+            call.end("cancelled", null);
+        };
         if (stopped()) {
             stream.cancel();
         }
@@ -157,13 +168,16 @@ final class OpenAiRun implements RunHandle {
     /** Reads the model's answer to one request as it streams. */
     private final class ModelStream implements UpstreamHttp.EventStream.Listener {
         private final OpenAiTurn turn;
+        private final GenAiTelemetry.ModelCall call;
 
-        ModelStream(OpenAiTurn turn) {
+        ModelStream(OpenAiTurn turn, GenAiTelemetry.ModelCall call) {
             this.turn = turn;
+            this.call = call;
         }
 
         @Override
         public void onEvent(UpstreamHttp.EventStream stream, UpstreamHttp.Sse event) {
+            call.chunk();
             try {
                 if (event.event().equals("error")) {
                     throw new OpenAiTurn.Refused("the model server reported an error: "
@@ -199,6 +213,7 @@ final class OpenAiRun implements RunHandle {
                 case 404 -> " (check --openai-base-url and --model)";
                 default -> "";
             };
+            call.end(httpStatus > 0 ? Integer.toString(httpStatus) : "upstream_failed", null);
             fail(message + hint);
         }
 
@@ -207,12 +222,19 @@ final class OpenAiRun implements RunHandle {
             if (!stream.done() || stopped()) {
                 return;
             }
+            call.responseModel(turn.responseModel());
+            long[] usage = turn.usage();
+            if (usage != null) {
+                call.usage(usage[0], usage[1]);
+            }
             try {
                 turn.complete();
             } catch (OpenAiTurn.Refused r) {
+                call.end("invalid_response", turn.text());
                 fail(r.getMessage());
                 return;
             }
+            call.end(null, turn.text());
             afterTurn(turn);
         }
     }
@@ -298,14 +320,17 @@ final class OpenAiRun implements RunHandle {
     /** Calls the tool's endpoint with the arguments as the JSON body; its body is the result. */
     private CompletableFuture<Void> invoke(OpenAiTool tool, OpenAiTurn.Call call, JsonNode args) {
         HttpRequest toolRequest;
+        GenAiTelemetry.ToolCall traced = runtime.telemetry.tool(ctx.traceContext(), tool.name(), call.id());
         try {
             HttpRequest.Builder b = HttpRequest.newBuilder(tool.url())
                     .timeout(tool.timeout())
                     .header("Content-Type", "application/json")
                     .method(tool.method(), HttpRequest.BodyPublishers.ofString(args.toString()));
             tool.headers().forEach(b::header);
+            GenAiTelemetry.inject(traced.context(), b);
             toolRequest = b.build();
         } catch (IllegalArgumentException e) {
+            traced.end("invalid_request");
             return result(call, false, "the tool " + tool.name() + " could not be called: " + e.getMessage());
         }
         CompletableFuture<HttpResponse<String>> f =
@@ -317,13 +342,16 @@ final class OpenAiRun implements RunHandle {
         URI url = tool.url();
         return f.handle((response, error) -> {
             if (error != null) {
+                traced.end(error.getClass().getSimpleName());
                 return result(call, false, "the tool " + tool.name() + " failed: "
                         + UpstreamHttp.describe(error, "its endpoint " + url, tool.timeout()));
             }
             if (response.statusCode() / 100 != 2) {
+                traced.end(Integer.toString(response.statusCode()));
                 return result(call, false, "the tool " + tool.name() + " answered HTTP " + response.statusCode() + ": "
                         + UpstreamHttp.shorten(response.body()));
             }
+            traced.end(null);
             return result(call, true, response.body());
         }).thenCompose(x -> x);
     }

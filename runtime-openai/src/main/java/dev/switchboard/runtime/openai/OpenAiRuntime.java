@@ -1,5 +1,6 @@
 package dev.switchboard.runtime.openai;
 
+import dev.switchboard.core.GenAiTelemetry;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
@@ -7,6 +8,7 @@ import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.spi.Telemetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,9 +25,12 @@ public final class OpenAiRuntime implements AgentRuntime {
 
     final OpenAiConfig config;
     final UpstreamHttp.Client client;
+    /** Where its model and tool calls are reported. */
+    final GenAiTelemetry telemetry;
 
-    OpenAiRuntime(OpenAiConfig config) {
+    OpenAiRuntime(OpenAiConfig config, Telemetry telemetry) {
         this.config = config;
+        this.telemetry = new GenAiTelemetry(telemetry, ID, "openai");
         this.client = new UpstreamHttp.Client("openai", config.timeout());
         log.info("runtime openai: model {} at {}, {}, approvals from risk {}", config.model(),
                 config.endpoint(), Plural.of(config.tools().size(), "server tool"), config.approvalRisk().wireName());

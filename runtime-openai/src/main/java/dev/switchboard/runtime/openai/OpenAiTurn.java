@@ -239,6 +239,16 @@ final class OpenAiTurn {
         return List.copyOf(calls.values());
     }
 
+    /** The model the server said answered; null when it named none. */
+    String responseModel() {
+        return model;
+    }
+
+    /** The tokens the server reported, {prompt, completion}; null when it reported none. */
+    long[] usage() {
+        return usage == null ? null : new long[] {count(usage, "prompt_tokens"), count(usage, "completion_tokens")};
+    }
+
     /** The answer's text so far. */
     String text() {
         return text.toString();
