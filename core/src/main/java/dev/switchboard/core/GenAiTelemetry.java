@@ -1,5 +1,6 @@
 package dev.switchboard.core;
 
+import dev.switchboard.core.internal.HubMetrics;
 import dev.switchboard.core.spi.Telemetry;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,7 +15,6 @@ import io.opentelemetry.context.Context;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -161,16 +161,14 @@ public final class GenAiTelemetry {
             Timer.builder("gen_ai.client.operation.duration").description("GenAI operation duration")
                     .tags("gen_ai.operation.name", "chat", "gen_ai.provider.name", provider,
                             "gen_ai.request.model", model, "error.type", errorType)
-                    .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(10))
-                    .maximumExpectedValue(Duration.ofMinutes(10)).register(meters())
+                    .serviceLevelObjectives(HubMetrics.SECONDS).register(meters())
                     .record(end - start, TimeUnit.NANOSECONDS);
             if (firstChunk > 0) {
                 Timer.builder("gen_ai.client.operation.time_to_first_chunk")
                         .description("time from the request to the first chunk of the answer")
                         .tags("gen_ai.operation.name", "chat", "gen_ai.provider.name", provider,
                                 "gen_ai.request.model", model)
-                        .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(10))
-                        .maximumExpectedValue(Duration.ofMinutes(5)).register(meters())
+                        .serviceLevelObjectives(HubMetrics.SECONDS).register(meters())
                         .record(firstChunk - start, TimeUnit.NANOSECONDS);
                 span.setAttribute(FIRST_CHUNK, (firstChunk - start) / 1e9);
             }
@@ -226,8 +224,7 @@ public final class GenAiTelemetry {
             }
             Timer.builder("gen_ai.execute_tool.duration").description("a server tool's call, from request to answer")
                     .tags("gen_ai.tool.name", name, "error.type", error == null ? "none" : error)
-                    .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
-                    .maximumExpectedValue(Duration.ofMinutes(10)).register(meters())
+                    .serviceLevelObjectives(HubMetrics.SECONDS).register(meters())
                     .record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             if (error != null) {
                 span.setAttribute(ERROR_TYPE, error);
@@ -260,8 +257,7 @@ public final class GenAiTelemetry {
             Timer.builder("switchboard.upstream.duration")
                     .description("calls to an upstream agent, by runtime and outcome")
                     .tags("runtime", runtime, "error.type", error == null ? "none" : error)
-                    .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(10))
-                    .maximumExpectedValue(Duration.ofHours(1)).register(meters())
+                    .serviceLevelObjectives(HubMetrics.SECONDS).register(meters())
                     .record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             if (status > 0) {
                 span.setAttribute(HTTP_STATUS, (long) status);

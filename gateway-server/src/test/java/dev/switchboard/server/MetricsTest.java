@@ -123,6 +123,31 @@ class MetricsTest {
         assertThat(text).contains("netty_allocator_memory_used");
         // Bounded cardinality: no label carries what a client chose.
         assertThat(text).doesNotContain(hai).doesNotContain(thread);
+        // The dashboard's panels read meters the gateway has (decisions and the runtimes' with the openai run).
+        assertThat(dashboardMetrics("switchboard_")).isNotEmpty()
+                .filteredOn(name -> !name.equals("switchboard_approval_decision_seconds"))
+                .allSatisfy(name -> assertThat(after.keySet())
+                .as("docs/grafana-dashboard.json reads " + name).anyMatch(k -> k.startsWith(name)));
+    }
+
+    /**
+     * The metrics the Grafana dashboard under docs/ reads whose names start with {@code prefix},
+     * without their histogram suffixes; the AG-UI runtime's are left out (registered by its first call).
+     */
+    private static List<String> dashboardMetrics(String prefix) throws IOException {
+        JsonNode dashboard = dev.switchboard.core.Json.MAPPER.readTree(
+                java.nio.file.Files.readString(Path.of("..", "docs", "grafana-dashboard.json")));
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (JsonNode expr : dashboard.findValues("expr")) {
+            // Label names (in by (...) and {...} selectors) are no metrics.
+            String metricsOnly = expr.asText().replaceAll("by \\([^)]*\\)", "").replaceAll("\\{[^}]*}", "");
+            Matcher m = Pattern.compile("\\b" + prefix + "[a-z_]+").matcher(metricsOnly);
+            while (m.find()) {
+                names.add(m.group().replaceAll("_(bucket|sum|count)$", ""));
+            }
+        }
+        names.remove("switchboard_upstream_duration_seconds");
+        return List.copyOf(names);
     }
 
     @Test
@@ -168,6 +193,11 @@ class MetricsTest {
                 assertThat(sum(m, "switchboard_approval_decision_seconds_count", "outcome=\"approved\"",
                         "via=\"hai\"")).isEqualTo(1);
                 assertThat(sum(m, "switchboard_runs_ended_total", "error_code=\"upstream_error\"")).isEqualTo(1);
+                assertThat(dashboardMetrics("gen_ai_")).hasSize(4).allSatisfy(name -> assertThat(m.keySet())
+                        .as("docs/grafana-dashboard.json reads " + name).anyMatch(k -> k.startsWith(name)));
+                assertThat(m.keySet()).anyMatch(k -> k.startsWith("switchboard_approval_decision_seconds"));
+                assertThat(dashboardMetrics("switchboard_approval_")).allSatisfy(name -> assertThat(m.keySet())
+                        .as("docs/grafana-dashboard.json reads " + name).anyMatch(k -> k.startsWith(name)));
             }
         }
     }

@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -21,11 +20,24 @@ import java.util.function.Supplier;
  * counter, off the per-event path except where noted.
  */
 public final class HubMetrics {
+    /**
+     * The buckets of the hub's time histograms, a few per decade from 1 ms to an hour: enough for
+     * quantiles, few enough that a scrape stays small (Micrometer's own would add some 70 a series).
+     */
+    public static final Duration[] SECONDS = buckets(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+            5, 10, 30, 60, 120, 300, 900, 3600);
+    /** The buckets of the time to an approval's decision: a person answers in seconds to a day. */
+    private static final Duration[] DECISION_SECONDS = buckets(1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14400,
+            86400);
+    /** The buckets of counts of events and rows. */
+    private static final double[] COUNTS = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 100000};
+
     /** The runs started on this node: new ones and continuations after a decision. */
     private final Counter runsStarted;
-    private final Map<ErrorCode, Counter> runsFailed = new EnumMap<>(ErrorCode.class);
+    /** By error code, registered at the first failure with it: a scrape lists only codes that happened. */
+    private final Map<ErrorCode, Counter> runsFailed = new ConcurrentHashMap<>();
     private final Counter runsFinished;
-    private final Map<ErrorCode, Timer> failedDuration = new EnumMap<>(ErrorCode.class);
+    private final Map<ErrorCode, Timer> failedDuration = new ConcurrentHashMap<>();
     private final Timer finishedDuration;
     private final Timer firstEvent;
     private final Map<String, Counter> resumes = new ConcurrentHashMap<>();
@@ -42,26 +54,27 @@ public final class HubMetrics {
                 .register(registry);
         runsFinished = ended("finished", ErrorCode.INTERNAL, false);
         finishedDuration = duration("finished", null);
-        for (ErrorCode code : ErrorCode.values()) {
-            runsFailed.put(code, ended("failed", code, true));
-            failedDuration.put(code, duration("failed", code));
-        }
         firstEvent = Timer.builder("switchboard.run.first_event")
                 .description("from a run's start to the first event its runtime emits to clients")
-                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofSeconds(60)).register(registry);
+                .serviceLevelObjectives(SECONDS).register(registry);
         replayed = DistributionSummary.builder("switchboard.resume.replayed")
                 .description("events sent to a client resuming from a cursor, before it is live")
-                .baseUnit("events").publishPercentileHistogram().minimumExpectedValue(1.0)
-                .maximumExpectedValue(100_000.0).register(registry);
+                .baseUnit("events").serviceLevelObjectives(COUNTS).register(registry);
         storeWrite = Timer.builder("switchboard.store.write")
                 .description("time to store one batch of events, messages and approvals")
-                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofSeconds(30)).register(registry);
+                .serviceLevelObjectives(SECONDS).register(registry);
         storeBatch = DistributionSummary.builder("switchboard.store.batch.size")
-                .description("rows in one stored batch").baseUnit("rows").publishPercentileHistogram()
-                .minimumExpectedValue(1.0).maximumExpectedValue(100_000.0).register(registry);
+                .description("rows in one stored batch").baseUnit("rows").serviceLevelObjectives(COUNTS)
+                .register(registry);
         rateLimited = refused("rate_limit");
+    }
+
+    private static Duration[] buckets(double... seconds) {
+        Duration[] out = new Duration[seconds.length];
+        for (int i = 0; i < seconds.length; i++) {
+            out[i] = Duration.ofNanos((long) (seconds[i] * 1e9));
+        }
+        return out;
     }
 
     /** A meter registry that keeps nothing: the hub's default when none is given. */
@@ -77,8 +90,7 @@ public final class HubMetrics {
     private Timer duration(String outcome, ErrorCode code) {
         return Timer.builder("switchboard.run.duration").description("a run's time from its start to its end")
                 .tag("outcome", outcome).tag("error_code", code == null ? "none" : code.wireCode())
-                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofHours(1)).register(registry);
+                .serviceLevelObjectives(SECONDS).register(registry);
     }
 
     /** The counter of requests refused for {@code reason}, shared with the server's refusals. */
@@ -110,8 +122,8 @@ public final class HubMetrics {
             runsFinished.increment();
             finishedDuration.record(took, TimeUnit.NANOSECONDS);
         } else {
-            runsFailed.get(failure).increment();
-            failedDuration.get(failure).record(took, TimeUnit.NANOSECONDS);
+            runsFailed.computeIfAbsent(failure, code -> ended("failed", code, true)).increment();
+            failedDuration.computeIfAbsent(failure, code -> duration("failed", code)).record(took, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -139,8 +151,7 @@ public final class HubMetrics {
         String outcome = approved ? "approved" : "rejected";
         decisions.computeIfAbsent(outcome + '\n' + via, k -> Timer.builder("switchboard.approval.decision")
                         .description("from an approval's request to its decision, by outcome and where it was decided")
-                        .tag("outcome", outcome).tag("via", via).publishPercentileHistogram()
-                        .minimumExpectedValue(Duration.ofMillis(10)).maximumExpectedValue(Duration.ofDays(1))
+                        .tag("outcome", outcome).tag("via", via).serviceLevelObjectives(DECISION_SECONDS)
                         .register(registry))
                 .record(System.nanoTime() - requestedNanos, TimeUnit.NANOSECONDS);
     }
