@@ -198,4 +198,27 @@ class TracingTest {
         assertThat(attr(resume, "gen_ai.conversation.id")).isEqualTo(session);
         assertThat(resume.getAttributes().get(AttributeKey.longKey("switchboard.events"))).isPositive();
     }
+
+    @Test
+    void anAguiUpstreamCallIsAChildOfTheRunAndCarriesTheTrace() throws Exception {
+        try (AguiUpstreamServerTest.Agent agent = new AguiUpstreamServerTest.Agent()) {
+            agent.then("""
+                    {"type":"RUN_STARTED","threadId":"t","runId":"r"}
+                    {"type":"TEXT_MESSAGE_CHUNK","messageId":"m-1","role":"assistant","delta":"Keep it cold."}
+                    {"type":"RUN_FINISHED","threadId":"t","runId":"r"}
+                    """);
+            start(Map.of("runtime", "agui", "agui-upstream-url", agent.url(), "upstream-timeout-seconds", 5));
+            List<JsonNode> events = AguiHttp.run(server.port(), AguiHttp.input(UUID.randomUUID().toString(), "How cold?"),
+                    "traceparent", TRACEPARENT);
+            assertThat(AguiHttp.types(events)).contains("RUN_FINISHED");
+            SpanData run = span("invoke_agent agui");
+            SpanData post = span("POST");
+            assertThat(run.getTraceId()).isEqualTo(TRACE);
+            assertThat(post.getParentSpanId()).isEqualTo(run.getSpanId());
+            assertThat(post.getKind()).isEqualTo(SpanKind.CLIENT);
+            assertThat(post.getAttributes().get(AttributeKey.longKey("http.response.status_code"))).isEqualTo(200L);
+            assertThat(agent.next().headers().get("Traceparent"))
+                    .containsExactly("00-" + TRACE + "-" + post.getSpanId() + "-01");
+        }
+    }
 }
