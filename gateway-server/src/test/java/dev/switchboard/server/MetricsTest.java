@@ -76,6 +76,21 @@ class MetricsTest {
         }
         List<JsonNode> agui = AguiHttp.run(gateway.port(), AguiHttp.input(thread, "hello"));
         assertThat(AguiHttp.types(agui)).contains("RUN_FINISHED");
+        try (WsClient c = gateway.connect("/agui/ws")) {
+            c.send(AguiHttp.input(UUID.randomUUID().toString(), "hello").toString())
+                    .until(e -> e.path("type").asText().equals("RUN_FINISHED"));
+        }
+        try (WsClient c = gateway.connect("/api/realtime/ws?conversationId=" + UUID.randomUUID())) {
+            c.next();
+            c.send(dev.switchboard.core.Json.object().put("type", "message").put("content", "hello").toString())
+                    .until(f -> f.path("type").asText().equals("message_complete"));
+        }
+        HttpResponse<String> agentScope = HTTP.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + gateway.port() + "/process"))
+                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(20))
+                .POST(HttpRequest.BodyPublishers.ofString(AgentScopeServerTest.request(UUID.randomUUID().toString(),
+                        "hello").toString())).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(agentScope.statusCode()).isEqualTo(200);
         try (WsClient back = gateway.connect("/hai/ws?session_id=" + hai + "&last_seq=" + cursor)) {
             List<JsonNode> missed = back.untilCompleted();
             assertThat(missed).isNotEmpty();
@@ -94,14 +109,21 @@ class MetricsTest {
         Map<String, Double> after = samples(text);
 
         assertThat(sum(after, "switchboard_runs_started_total") - sum(before, "switchboard_runs_started_total"))
-                .isGreaterThanOrEqualTo(3);
+                .isGreaterThanOrEqualTo(6);
+        for (String[] dt : new String[][] {{"hai", "websocket"}, {"agui", "sse"}, {"agui", "websocket"},
+                {"voiceassist", "websocket"}, {"agentscope", "sse"}}) {
+            assertThat(sum(after, "switchboard_connections_accepted_total", "dialect=\"" + dt[0] + "\"",
+                    "transport=\"" + dt[1] + "\"")).as(dt[0] + " over " + dt[1]).isGreaterThanOrEqualTo(1);
+            assertThat(sum(after, "switchboard_events_delivered_total", "dialect=\"" + dt[0] + "\""))
+                    .as(dt[0]).isGreaterThan(2);
+        }
         assertThat(sum(after, "switchboard_runs_ended_total", "outcome=\"finished\"")
-                - sum(before, "switchboard_runs_ended_total", "outcome=\"finished\"")).isGreaterThanOrEqualTo(2);
+                - sum(before, "switchboard_runs_ended_total", "outcome=\"finished\"")).isGreaterThanOrEqualTo(5);
         assertThat(sum(after, "switchboard_runs_ended_total", "error_code=\"internal_error\"")
                 - sum(before, "switchboard_runs_ended_total", "error_code=\"internal_error\"")).isEqualTo(1);
         assertThat(sum(after, "switchboard_runs_active")).isZero();
         assertThat(sum(after, "switchboard_run_duration_seconds_count", "outcome=\"failed\"")).isGreaterThanOrEqualTo(1);
-        assertThat(sum(after, "switchboard_run_first_event_seconds_count")).isGreaterThanOrEqualTo(3);
+        assertThat(sum(after, "switchboard_run_first_event_seconds_count")).isGreaterThanOrEqualTo(6);
 
         double haiEvents = sum(after, "switchboard_events_delivered_total", "dialect=\"hai\"");
         assertThat(haiEvents).isGreaterThan(10);
