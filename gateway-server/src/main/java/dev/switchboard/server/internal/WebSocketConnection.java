@@ -226,6 +226,17 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     }
 
     @Override
+    public String traceparent() {
+        return traceparent;
+    }
+
+    @Override
+    public String dialect() {
+        WireAdapter a = adapter;
+        return a == null ? "other" : a.id();
+    }
+
+    @Override
     public boolean deliver(Envelope envelope) {
         return outbox.offer(envelope);
     }
@@ -314,17 +325,6 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             outbox.drain();
         }
         ctx.fireChannelWritabilityChanged();
-    }
-
-    @Override
-    public String traceparent() {
-        return traceparent;
-    }
-
-    @Override
-    public String dialect() {
-        WireAdapter a = adapter;
-        return a == null ? "other" : a.id();
     }
 
     @Override
