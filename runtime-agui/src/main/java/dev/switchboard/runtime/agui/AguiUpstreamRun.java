@@ -8,6 +8,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.ApprovalDecision;
@@ -71,9 +72,12 @@ final class AguiUpstreamRun implements RunHandle {
         return cancelled || ctx.isDone();
     }
 
-    /** Runs a step of the run; a bug in it fails the run rather than vanishing in a thread pool. */
+    /**
+     * Runs a step of the run with its ids in the log context; a bug in it fails the run rather
+     * than vanishing in a thread pool.
+     */
     private Runnable guarded(Runnable step) {
-        return () -> {
+        return LogContext.wrap(request, () -> {
             try {
                 step.run();
             } catch (RuntimeException e) {
@@ -81,7 +85,7 @@ final class AguiUpstreamRun implements RunHandle {
                 ctx.fail(ErrorCode.INTERNAL, "the agui runtime failed: " + e.getClass().getSimpleName());
                 abort.run();
             }
-        };
+        });
     }
 
     private void fail(ErrorCode code, String message) {
@@ -147,12 +151,16 @@ final class AguiUpstreamRun implements RunHandle {
                 stream.fail(r.getMessage(), 0);
                 return;
             } catch (RuntimeException e) {
-                log.error("run {}: reading the AG-UI agent's stream failed", request.runId(), e);
+                try (LogContext.Scope ids = LogContext.open(request)) {
+                    log.error("run {}: reading the AG-UI agent's stream failed", request.runId(), e);
+                }
                 stream.fail("the agui runtime could not read the agent's stream: " + e.getClass().getSimpleName(), 0);
                 return;
             }
             if (outcome != null && stream.done()) {
-                ended(outcome);
+                try (LogContext.Scope ids = LogContext.open(request)) {
+                    ended(outcome);
+                }
             }
         }
 
@@ -230,7 +238,8 @@ final class AguiUpstreamRun implements RunHandle {
             resume.addObject().put("interruptId", i.get("id").textValue()).put("status", "cancelled");
         }
         runtime.client.http.sendAsync(request(Ids.next("run"), resume), HttpResponse.BodyHandlers.discarding())
-                .whenComplete((r, e) -> log.debug("run {}: cancelled {} upstream: {}", request.runId(),
-                        Plural.of(interrupts.size(), "interrupt"), e == null ? "HTTP " + r.statusCode() : e.toString()));
+                .whenComplete((r, e) -> LogContext.wrap(request, () -> log.debug("run {}: cancelled {} upstream: {}",
+                        request.runId(), Plural.of(interrupts.size(), "interrupt"),
+                        e == null ? "HTTP " + r.statusCode() : e.toString())).run());
     }
 }

@@ -5,6 +5,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolSpec;
@@ -105,9 +106,12 @@ final class OpenAiRun implements RunHandle {
         return cancelled || ctx.isDone();
     }
 
-    /** Runs a step of the run; a bug in it fails the run rather than vanishing in a thread pool. */
+    /**
+     * Runs a step of the run with its ids in the log context; a bug in it fails the run rather
+     * than vanishing in a thread pool.
+     */
     private Runnable guarded(Runnable step) {
-        return () -> {
+        return LogContext.wrap(request, () -> {
             try {
                 step.run();
             } catch (RuntimeException e) {
@@ -115,7 +119,7 @@ final class OpenAiRun implements RunHandle {
                 ctx.fail(ErrorCode.INTERNAL, "the openai runtime failed: " + e.getClass().getSimpleName());
                 abort.run();
             }
-        };
+        });
     }
 
     /** Ends the run with UPSTREAM_FAILED; the message is for the operator and never holds the API key. */
@@ -177,7 +181,9 @@ final class OpenAiRun implements RunHandle {
             } catch (OpenAiTurn.Refused r) {
                 stream.fail(r.getMessage(), 0);
             } catch (RuntimeException e) {
-                log.error("run {}: reading the model's stream failed", request.runId(), e);
+                try (LogContext.Scope ids = LogContext.open(request)) {
+                    log.error("run {}: reading the model's stream failed", request.runId(), e);
+                }
                 stream.fail("the openai runtime could not read the model's stream: " + e.getClass().getSimpleName(), 0);
             }
         }
@@ -207,13 +213,15 @@ final class OpenAiRun implements RunHandle {
             if (!stream.done() || stopped()) {
                 return;
             }
-            try {
-                turn.complete();
-            } catch (OpenAiTurn.Refused r) {
-                fail(r.getMessage());
-                return;
+            try (LogContext.Scope ids = LogContext.open(request)) {
+                try {
+                    turn.complete();
+                } catch (OpenAiTurn.Refused r) {
+                    fail(r.getMessage());
+                    return;
+                }
+                afterTurn(turn);
             }
-            afterTurn(turn);
         }
     }
 
