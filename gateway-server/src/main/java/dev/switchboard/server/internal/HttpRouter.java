@@ -115,7 +115,16 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             return;
         }
         QueryStringDecoder uri = new QueryStringDecoder(req.uri());
-        String path = uri.path();
+        String path;
+        try {
+            path = uri.path();
+            uri.parameters();
+        } catch (IllegalArgumentException badEscape) {
+            // Not logged: the decoder's message quotes the query, which may hold a token.
+            sendError(ctx, req, HttpResponseStatus.BAD_REQUEST, "invalid_request",
+                    "the request's URI has a malformed percent-escape");
+            return;
+        }
         if (limits.overTotal() && !path.equals("/healthz")) {
             tooMany(ctx, req, "the gateway has too many open connections; try again shortly");
             return;

@@ -52,7 +52,7 @@ final class AguiUpstreamRun implements RunHandle {
         this.request = request;
         this.ctx = ctx;
         this.events = new AguiUpstreamEvents(ctx);
-        this.upstream = "the AG-UI agent at " + config.url();
+        this.upstream = "the AG-UI agent at " + UpstreamHttp.shown(config.url());
     }
 
     void start() {
@@ -88,10 +88,14 @@ final class AguiUpstreamRun implements RunHandle {
         });
     }
 
+    /**
+     * Ends the run with an error; the message is for the operator (and the client) and never holds
+     * the token or a header value sent upstream.
+     */
     private void fail(ErrorCode code, String message) {
         if (!stopped()) {
             // The hub logs the failed run with its conversation; the message is all it needs.
-            ctx.fail(code, message);
+            ctx.fail(code, config.redact(message, config.forwardToken() ? request.principal().credential() : null));
         }
         abort.run();
     }
@@ -123,7 +127,7 @@ final class AguiUpstreamRun implements RunHandle {
         if (stopped()) {
             return;
         }
-        log.debug("run {}: POST {} as upstream run {}{}", request.runId(), config.url(), runId,
+        log.debug("run {}: POST {} as upstream run {}{}", request.runId(), UpstreamHttp.shown(config.url()), runId,
                 resume == null ? "" : " resuming " + Plural.of(resume.size(), "interrupt"));
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, request(runId, resume), upstream,
                 config.timeout(), runtime.client.timer, new Reader());

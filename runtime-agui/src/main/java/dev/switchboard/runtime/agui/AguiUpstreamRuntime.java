@@ -25,7 +25,7 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
     AguiUpstreamRuntime(AguiUpstreamConfig config) {
         this.config = config;
         this.client = new UpstreamHttp.Client("agui", config.timeout());
-        log.info("runtime agui: runs go to {} ({}, client tokens {}forwarded)", config.url(),
+        log.info("runtime agui: runs go to {} ({}, client tokens {}forwarded)", UpstreamHttp.shown(config.url()),
                 Plural.of(config.headers().size(), "extra header"), config.forwardToken() ? "" : "not ");
     }
 
