@@ -311,7 +311,9 @@ public final class ClusterLink {
         try {
             env = ClusterPayload.decode(c.id, e.seq(), e.payload());
         } catch (RuntimeException bad) {
-            log.warn("skipped event {} of conversation {} from the cluster: {}", e.seq(), c.id, bad.getMessage());
+            try (LogContext.Scope ids = LogContext.open(c.id, null)) {
+                log.warn("skipped event {} of conversation {} from the cluster: {}", e.seq(), c.id, bad.getMessage());
+            }
             c.lastSeq = e.seq();
             return;
         }
@@ -655,13 +657,17 @@ public final class ClusterLink {
         sent.whenComplete((published, e) -> {
             queued.addAndGet(-events.size());
             if (e != null) {
-                log.warn("{} of conversation {} did not reach the cluster: {}",
-                        Plural.of(events.size(), "event"), c.id, e.toString());
+                try (LogContext.Scope ids = LogContext.open(c.id, null)) {
+                    log.warn("{} of conversation {} did not reach the cluster: {}",
+                            Plural.of(events.size(), "event"), c.id, e.toString());
+                }
             } else if (published == ClusterBus.Published.LEASE_LOST) {
                 workers.execute(LogContext.wrap(c.id, null, () -> lost(c, lease)));
             } else if (published == ClusterBus.Published.STALE) {
-                log.warn("the cluster refused {} of conversation {}: a later seq was published",
-                        Plural.of(events.size(), "event"), c.id);
+                try (LogContext.Scope ids = LogContext.open(c.id, null)) {
+                    log.warn("the cluster refused {} of conversation {}: a later seq was published",
+                            Plural.of(events.size(), "event"), c.id);
+                }
             }
             synchronized (c) {
                 if (!c.outgoing.isEmpty()) {
