@@ -249,7 +249,8 @@ public final class ClusterLink {
         }
         c.gapReads++;
         c.catchingUp = true;
-        timer.schedule(() -> workers.execute(LogContext.wrap(c.id, null, () -> catchUpQuietly(c))), GAP_READ_PAUSE_MS, TimeUnit.MILLISECONDS);
+        timer.schedule(() -> workers.execute(LogContext.wrap(c.id, null, () -> catchUpQuietly(c))), GAP_READ_PAUSE_MS,
+                TimeUnit.MILLISECONDS);
     }
 
     /**

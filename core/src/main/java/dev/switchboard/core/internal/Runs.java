@@ -96,7 +96,8 @@ public final class Runs {
             // Another node may be running them: only a writer that stopped without letting go is failed.
             for (Envelope started : store.unfinishedRuns()) {
                 try (LogContext.Scope ids = LogContext.open(started.conversationId(), started.runId())) {
-                    cluster.takeOver(started.conversationId(), "its run " + started.runId() + " was not stored as ended");
+                    cluster.takeOver(started.conversationId(), "its run " + started.runId()
+                            + " was not stored as ended");
                 }
             }
             return;

@@ -151,7 +151,8 @@ final class OpenAiRun implements RunHandle {
                 Plural.of(conversation.size(), "message"));
         OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, b.build(),
-                "the model server at " + UpstreamHttp.shown(config.endpoint()), config.timeout(), runtime.client.timer, new ModelStream(turn));
+                "the model server at " + UpstreamHttp.shown(config.endpoint()), config.timeout(), runtime.client.timer,
+                new ModelStream(turn));
         abort = stream::cancel;
         if (stopped()) {
             stream.cancel();

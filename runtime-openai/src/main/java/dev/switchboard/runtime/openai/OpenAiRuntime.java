@@ -28,7 +28,8 @@ public final class OpenAiRuntime implements AgentRuntime {
         this.config = config;
         this.client = new UpstreamHttp.Client("openai", config.timeout());
         log.info("runtime openai: model {} at {}, {}, approvals from risk {}", config.model(),
-                UpstreamHttp.shown(config.endpoint()), Plural.of(config.tools().size(), "server tool"), config.approvalRisk().wireName());
+                UpstreamHttp.shown(config.endpoint()), Plural.of(config.tools().size(), "server tool"),
+                config.approvalRisk().wireName());
     }
 
     @Override
