@@ -8,6 +8,7 @@ import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.AppenderBase;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.crypto.RSASSASigner;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.switchboard.core.Json;
@@ -28,7 +29,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.interfaces.RSAPrivateKey;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,7 +51,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * No token, key or secret reaches the log on any way a credential comes in: JWTs (HS256) as a
+ * No token, key or secret reaches the log on any way a credential comes in: JWTs (HS256, RS256) as a
  * bearer header, a query parameter or a WebSocket subprotocol, on every dialect's WebSocket and HTTP
  * route, good, forged, expired and malformed (also with a broken percent-escape); Basic credentials;
  * A2H API keys, good and bad; and the upstream keys of the runtimes (the OpenAI API key, the client
@@ -149,6 +154,32 @@ class SecretsNotLoggedTest {
         }
         assertThat(log.lines()).as("refusals are logged at DEBUG, and captured")
                 .anyMatch(l -> l.startsWith("DEBUG") && l.contains("refused"));
+        assertNoSecretLogged();
+    }
+
+    @Test
+    void noRs256TokenIsLoggedWhetherItIsGoodOrSignedWithAnotherKey() throws Exception {
+        KeyPairGenerator rsa = KeyPairGenerator.getInstance("RSA");
+        rsa.initialize(2048);
+        KeyPair keys = rsa.generateKeyPair();
+        Path pem = dir.resolve("key.pem");
+        Files.writeString(pem, "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
+                + "\n-----END PUBLIC KEY-----\n");
+        Instant later = Instant.now().plusSeconds(600);
+        String good = token(AuthServerTest.sign(new RSASSASigner((RSAPrivateKey) keys.getPrivate()),
+                JWSAlgorithm.RS256, "carol", later));
+        String other = token(AuthServerTest.sign(new RSASSASigner((RSAPrivateKey) rsa.generateKeyPair().getPrivate()),
+                JWSAlgorithm.RS256, "carol", later));
+        String hs = token(sign(JWT_SECRET, "carol", later));
+        try (TestGateway g = TestGateway.start(dir.resolve("data"), Map.of("jwt-public-key", pem.toString()))) {
+            for (String t : List.of(other, hs)) {
+                assertThat(upgrade(g, "/ws?token=" + t, Map.of())).isEqualTo(401);
+                assertThat(post(g, "/agui", aguiInput("hello"), "Bearer " + t).statusCode()).isEqualTo(401);
+            }
+            assertThat(post(g, "/agui", aguiInput("please crash"), "Bearer " + good).body()).contains("RUN_ERROR");
+            assertThat(upgrade(g, "/ws", Map.of("Authorization", "Bearer " + good))).isEqualTo(101);
+        }
         assertNoSecretLogged();
     }
 
