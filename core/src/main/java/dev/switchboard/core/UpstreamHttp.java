@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
@@ -161,7 +162,7 @@ public final class UpstreamHttp {
                             Listener listener) {
             this.upstream = upstream;
             this.method = request.method();
-            this.uri = request.uri().toString();
+            this.uri = shown(request.uri());
             this.timeout = timeout;
             this.timer = timer;
             this.listener = listener;
@@ -296,6 +297,18 @@ public final class UpstreamHttp {
                 watchdog.cancel(false);
             }
         }
+    }
+
+    /**
+     * A URL as messages and logs show it: without its user info, and with its query (which may hold
+     * a key) elided.
+     */
+    public static String shown(URI url) {
+        if (url.getRawUserInfo() == null && url.getRawQuery() == null) {
+            return url.toString();
+        }
+        return url.getScheme() + "://" + url.getHost() + (url.getPort() < 0 ? "" : ":" + url.getPort())
+                + (url.getRawPath() == null ? "" : url.getRawPath()) + (url.getRawQuery() == null ? "" : "?…");
     }
 
     /** What went wrong with a request to {@code upstream}, for the operator. */

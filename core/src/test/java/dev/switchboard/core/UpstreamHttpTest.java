@@ -3,6 +3,7 @@ package dev.switchboard.core;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +56,13 @@ class UpstreamHttpTest {
 
     private static List<ByteBuffer> bytes(String s) {
         return List.of(ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void aUrlIsShownWithoutItsUserInfoAndQuery() {
+        assertThat(UpstreamHttp.shown(URI.create("http://127.0.0.1:8000/agui"))).isEqualTo("http://127.0.0.1:8000/agui");
+        assertThat(UpstreamHttp.shown(URI.create("https://user:pw@agent.example/run?key=s3cret&x=1")))
+                .isEqualTo("https://agent.example/run?…");
     }
 
     @Test

@@ -36,6 +36,8 @@ public final class GatewayConfig {
         HOST(OptionSpec.text("host", "127.0.0.1", "address to listen on")),
         LOG_LEVEL(OptionSpec.choice("log-level", "info", "how much the gateway logs",
                 "trace", "debug", "info", "warn", "error")),
+        LOG_FORMAT(OptionSpec.choice("log-format", "text", "how log lines are written: text to read, or json, one "
+                + "JSON object a line with the conversation and run ids as fields", "text", "json")),
         PORT(OptionSpec.integer("port", 8000, 0, 65_535, "TCP port; 0 picks a free one")),
         DATA_DIR(OptionSpec.text("data-dir", "./data", "directory of the gateway's files (the store's, for SQLite)")),
         RUNTIME(OptionSpec.text("runtime", "demo", "agent runtime: the id of an installed runtime module")),
@@ -205,6 +207,14 @@ public final class GatewayConfig {
         return Files.isDirectory(standard) ? Optional.of(standard) : Optional.empty();
     }
 
+    /**
+     * The host's own options alone, read before the plugins are loaded (what names a plugin's option
+     * is skipped): what must be settled first, such as how the gateway logs.
+     */
+    public static GatewayConfig hostOptions(String[] args, Map<String, String> env) {
+        return new Builder(Plugins.none()).read(args, env, true).build();
+    }
+
     /** Parses with these plugins' options. */
     public static GatewayConfig parse(String[] args, Map<String, String> env, Plugins plugins) {
         return new Builder(plugins).read(args, env, false).build();
@@ -353,6 +363,11 @@ public final class GatewayConfig {
     /** The log level, lower case: trace, debug, info, warn or error. */
     public String logLevel() {
         return get(Option.LOG_LEVEL).strip().toLowerCase(Locale.ROOT);
+    }
+
+    /** The log format, lower case: text or json. */
+    public String logFormat() {
+        return get(Option.LOG_FORMAT).strip().toLowerCase(Locale.ROOT);
     }
 
     public int maxFrameBytes() {

@@ -1,6 +1,6 @@
 package dev.switchboard.server;
 
-import ch.qos.logback.classic.Level;
+import dev.switchboard.server.internal.LogSetup;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,10 +41,10 @@ public final class Main {
         }
         GatewayServer server;
         try {
+            // Logging is set up before the plugins load, so that what they log is in the chosen format too.
+            GatewayConfig host = GatewayConfig.hostOptions(args, System.getenv());
+            LogSetup.apply(host.isGiven(GatewayConfig.Option.LOG_LEVEL) ? host.logLevel() : null, host.logFormat());
             GatewayConfig config = GatewayConfig.parse(args, System.getenv());
-            if (config.isGiven(GatewayConfig.Option.LOG_LEVEL)) {
-                setLogLevel(config.logLevel());
-            }
             config.warnings().forEach(log::warn);
             server = GatewayServer.builder(config).build();
             server.start().join();
@@ -77,12 +77,6 @@ public final class Main {
             return p.getProperty("version", "unknown");
         } catch (IOException e) {
             return "unknown";
-        }
-    }
-
-    private static void setLogLevel(String level) {
-        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
-            root.setLevel(Level.toLevel(level, Level.INFO));
         }
     }
 }

@@ -52,6 +52,23 @@ class GatewayConfigTest {
     }
 
     @Test
+    void theLogFormatIsTextUnlessJsonIsAskedForAndIsReadBeforeThePluginsWithTheirOptionsSkipped() throws Exception {
+        assertThat(GatewayConfig.defaults().logFormat()).isEqualTo("text");
+        Path file = dir.resolve("sb.json");
+        Files.writeString(file, "{\"log-format\": \"json\", \"demo-delay-ms\": 5}");
+        GatewayConfig fromFile = GatewayConfig.hostOptions(new String[] {"--config", file.toString(),
+                "--openai-api-key", "sk-x", "--log-level", "debug"}, Map.of());
+        assertThat(fromFile.logFormat()).isEqualTo("json");
+        assertThat(fromFile.logLevel()).isEqualTo("debug");
+        assertThat(GatewayConfig.hostOptions(new String[0], Map.of("SWITCHBOARD_LOG_FORMAT", "JSON")).logFormat())
+                .isEqualTo("json");
+        assertThat(GatewayConfig.hostOptions(new String[] {"--log-format", "text"},
+                Map.of("SWITCHBOARD_LOG_FORMAT", "json")).logFormat()).isEqualTo("text");
+        assertThatThrownBy(() -> GatewayConfig.hostOptions(new String[] {"--log-format", "xml"}, Map.of()))
+                .hasMessageContaining("--log-format").hasMessageContaining("text").hasMessageContaining("json");
+    }
+
+    @Test
     void unknownFlagsAndBadValuesNameTheOptionAndWhatItAccepts() throws Exception {
         assertThatThrownBy(() -> GatewayConfig.parse(new String[] {"--prot", "1"}, Map.of()))
                 .hasMessageContaining("--prot");

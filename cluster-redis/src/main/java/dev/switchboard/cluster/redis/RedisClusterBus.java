@@ -1,5 +1,6 @@
 package dev.switchboard.cluster.redis;
 
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.spi.ClusterBus;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -445,7 +446,9 @@ public final class RedisClusterBus implements ClusterBus {
             try {
                 listener.accept(entry);
             } catch (RuntimeException e) {
-                log.warn("A live listener of conversation {} failed", subscribed.conversationId, e);
+                try (LogContext.Scope ids = LogContext.open(subscribed.conversationId, null)) {
+                    log.warn("A live listener of conversation {} failed", subscribed.conversationId, e);
+                }
             }
         }
     }

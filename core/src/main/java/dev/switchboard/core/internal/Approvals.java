@@ -8,6 +8,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalDecision;
@@ -229,7 +230,7 @@ public final class Approvals implements OperatorApprovals {
                     }
                 }
             }
-        }, workers).thenCompose(asked -> asked);
+        }, task -> workers.execute(LogContext.wrap(conversationId, null, task))).thenCompose(asked -> asked);
     }
 
     /** Emits an approval asked outside any run; null when the conversation left memory meanwhile. */

@@ -11,6 +11,7 @@ import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.RiskLevel;
@@ -183,7 +184,7 @@ public final class ClusterLink {
                 // Something published before it never arrived (the bus reconnected): read the history.
                 c.held.put(e.seq(), e);
                 c.catchingUp = true;
-                workers.execute(() -> catchUpQuietly(c));
+                workers.execute(LogContext.wrap(c.id, null, () -> catchUpQuietly(c)));
                 return;
             }
             apply(c, e);
@@ -248,7 +249,8 @@ public final class ClusterLink {
         }
         c.gapReads++;
         c.catchingUp = true;
-        timer.schedule(() -> workers.execute(() -> catchUpQuietly(c)), GAP_READ_PAUSE_MS, TimeUnit.MILLISECONDS);
+        timer.schedule(() -> workers.execute(LogContext.wrap(c.id, null, () -> catchUpQuietly(c))), GAP_READ_PAUSE_MS,
+                TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -310,7 +312,9 @@ public final class ClusterLink {
         try {
             env = ClusterPayload.decode(c.id, e.seq(), e.payload());
         } catch (RuntimeException bad) {
-            log.warn("skipped event {} of conversation {} from the cluster: {}", e.seq(), c.id, bad.getMessage());
+            try (LogContext.Scope ids = LogContext.open(c.id, null)) {
+                log.warn("skipped event {} of conversation {} from the cluster: {}", e.seq(), c.id, bad.getMessage());
+            }
             c.lastSeq = e.seq();
             return;
         }
@@ -654,13 +658,17 @@ public final class ClusterLink {
         sent.whenComplete((published, e) -> {
             queued.addAndGet(-events.size());
             if (e != null) {
-                log.warn("{} of conversation {} did not reach the cluster: {}",
-                        Plural.of(events.size(), "event"), c.id, e.toString());
+                try (LogContext.Scope ids = LogContext.open(c.id, null)) {
+                    log.warn("{} of conversation {} did not reach the cluster: {}",
+                            Plural.of(events.size(), "event"), c.id, e.toString());
+                }
             } else if (published == ClusterBus.Published.LEASE_LOST) {
-                workers.execute(() -> lost(c, lease));
+                workers.execute(LogContext.wrap(c.id, null, () -> lost(c, lease)));
             } else if (published == ClusterBus.Published.STALE) {
-                log.warn("the cluster refused {} of conversation {}: a later seq was published",
-                        Plural.of(events.size(), "event"), c.id);
+                try (LogContext.Scope ids = LogContext.open(c.id, null)) {
+                    log.warn("the cluster refused {} of conversation {}: a later seq was published",
+                            Plural.of(events.size(), "event"), c.id);
+                }
             }
             synchronized (c) {
                 if (!c.outgoing.isEmpty()) {
@@ -702,7 +710,8 @@ public final class ClusterLink {
         if (run != null) {
             run.abandon();
             // Whoever took the lease over failed the run; if nobody did (the bus lost its leases), this node does.
-            timer.schedule(() -> takeovers.execute(() -> takeOver(c.id, "its writer lost the lease")),
+            timer.schedule(() -> takeovers.execute(LogContext.wrap(c.id, null,
+                            () -> takeOver(c.id, "its writer lost the lease"))),
                     bus.leaseTtl().toMillis(), TimeUnit.MILLISECONDS);
         }
     }
@@ -718,7 +727,7 @@ public final class ClusterLink {
                 long asked = System.nanoTime();
                 bus.renew(lease).whenComplete((renewed, e) -> {
                     if (e == null && !renewed) {
-                        workers.execute(() -> lost(c, lease));
+                        workers.execute(LogContext.wrap(c.id, null, () -> lost(c, lease)));
                     } else if (e == null && (c.lease == lease || c.releaseWhenSettled == lease)) {
                         // A race with another renewal's answer at worst keeps the earlier time: safe.
                         c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
@@ -742,7 +751,7 @@ public final class ClusterLink {
             }
             log.warn("this node could not renew the write lease of conversation {} within {} ms", c.id,
                     bus.leaseTtl().toMillis());
-            workers.execute(() -> lost(c, lease));
+            workers.execute(LogContext.wrap(c.id, null, () -> lost(c, lease)));
         }
     }
 
@@ -763,14 +772,14 @@ public final class ClusterLink {
             }
             for (ClusterBus.Lease expired : leases) {
                 takingOver.incrementAndGet();
-                takeovers.execute(() -> {
+                takeovers.execute(LogContext.wrap(expired.conversationId(), null, () -> {
                     try {
                         takeOver(expired.conversationId(), "node " + expired.nodeId()
                                 + " stopped renewing its write lease");
                     } finally {
                         takingOver.decrementAndGet();
                     }
-                });
+                }));
             }
         });
     }
@@ -1037,7 +1046,8 @@ public final class ClusterLink {
         }
         switch (m.path("type").asText()) {
             case "decide" -> workers.execute(() -> decideForwarded(m));
-            case "ask" -> workers.execute(() -> askForwarded(m));
+            case "ask" -> workers.execute(LogContext.wrap(m.path("conversation_id").asText(null), null,
+                    () -> askForwarded(m)));
             case "asked" -> asked(m);
             case "decided" -> {
                 Forward f = forwards.remove(m.path("id").asText());

@@ -4,6 +4,7 @@ import dev.switchboard.core.Command;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.Conversations;
 import org.slf4j.Logger;
@@ -45,7 +46,7 @@ public final class ConversationService implements Conversations {
     public void submit(Command command, Subscriber from) {
         Objects.requireNonNull(from, "from");
         try {
-            lanes.computeIfAbsent(from, k -> new SerialExecutor(workers)).execute(() -> {
+            Runnable task = () -> {
                 try {
                     handle(command, from);
                 } catch (ClusterLink.ClusterUnavailable e) {
@@ -56,7 +57,9 @@ public final class ConversationService implements Conversations {
                     log.error("command {} failed", command.getClass().getSimpleName(), e);
                     from.reject(GatewayError.of(ErrorCode.INTERNAL, "the gateway could not handle the request"));
                 }
-            });
+            };
+            lanes.computeIfAbsent(from, k -> new SerialExecutor(workers))
+                    .execute(LogContext.wrap(conversationOf(command), runOf(command), task));
         } catch (RejectedExecutionException stopped) {
             from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
         }
@@ -81,6 +84,30 @@ public final class ConversationService implements Conversations {
     @Override
     public int activeRuns() {
         return runs.activeRuns();
+    }
+
+    /** The conversation a command names, for the log context; null for a decision, which names an approval. */
+    private static String conversationOf(Command command) {
+        if (command instanceof Command.StartRun c) {
+            return c.conversationId();
+        } else if (command instanceof Command.CancelRun c) {
+            return c.conversationId();
+        } else if (command instanceof Command.Resume c) {
+            return c.conversationId();
+        } else if (command instanceof Command.Subscribe c) {
+            return c.conversationId();
+        }
+        return null;
+    }
+
+    /** The run a command names, when the client chose its id. */
+    private static String runOf(Command command) {
+        if (command instanceof Command.StartRun c) {
+            return c.runId();
+        } else if (command instanceof Command.CancelRun c) {
+            return c.runId();
+        }
+        return null;
     }
 
     private void handle(Command command, Subscriber from) {

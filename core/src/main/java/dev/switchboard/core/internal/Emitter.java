@@ -5,6 +5,7 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.Subscriber;
@@ -223,7 +224,7 @@ public final class Emitter {
             stored(c, seq);
         });
         if (after != null) {
-            workers.execute(after);
+            workers.execute(LogContext.wrap(c.id, runId, after));
         }
     }
 

@@ -14,6 +14,8 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
 
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -47,6 +49,9 @@ public final class HubTraces {
         }
     };
 
+    /** The spans of the runs going on, by run id, while traces are on: the logs' trace ids (see LogContext). */
+    private static final Map<String, SpanContext> LIVE = new ConcurrentHashMap<>();
+
     private final Tracer tracer;
     private final boolean recordPrincipal;
 
@@ -76,11 +81,21 @@ public final class HubTraces {
         if (recordPrincipal && !request.principal().anonymous()) {
             b.setAttribute(USER, request.principal().id());
         }
-        return b.startSpan();
+        Span span = b.startSpan();
+        if (span.getSpanContext().isValid()) {
+            LIVE.put(request.runId(), span.getSpanContext());
+        }
+        return span;
     }
 
-    /** Ends a run's span: {@code error} null when it finished, else its error code. */
-    static void ended(Span span, String error) {
+    /** The span of run {@code runId} while it goes on and traces are on; null otherwise. */
+    public static SpanContext live(String runId) {
+        return LIVE.isEmpty() ? null : LIVE.get(runId);
+    }
+
+    /** Ends the span of run {@code runId}: {@code error} null when it finished, else its error code. */
+    static void ended(Span span, String runId, String error) {
+        LIVE.remove(runId);
         if (error != null) {
             span.setAttribute(ERROR_TYPE, error);
             span.setStatus(StatusCode.ERROR);

@@ -5,6 +5,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalDecision;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -27,7 +28,10 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** One active run and its context; the conversation's monitor guards its state. */
+/**
+ * One active run and its context; the conversation's monitor guards its state. What it logs
+ * carries its ids (see {@link LogContext}), whichever thread of the runtime calls it.
+ */
 final class Run implements RunContext {
     /** Logged under the hub's name, as every part of the hub logs. */
     private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
@@ -66,11 +70,15 @@ final class Run implements RunContext {
     }
 
     void launch() {
-        begin(() -> runs.runtime.start(request, this));
+        try (LogContext.Scope ids = LogContext.open(request)) {
+            begin(() -> runs.runtime.start(request, this));
+        }
     }
 
     void continueWith(List<ApprovalRecord> decided) {
-        begin(() -> runs.runtime.resume(request, decided, this));
+        try (LogContext.Scope ids = LogContext.open(request)) {
+            begin(() -> runs.runtime.resume(request, decided, this));
+        }
     }
 
     private void begin(Supplier<RunHandle> starter) {
@@ -171,8 +179,10 @@ final class Run implements RunContext {
     public void fail(ErrorCode code, String message) {
         Event.RunFailed failed = new Event.RunFailed(code, message);
         if (end(failed, false)) {
-            log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
-                    code.wireCode(), failed.message());
+            try (LogContext.Scope ids = LogContext.open(request)) {
+                log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
+                        code.wireCode(), failed.message());
+            }
         }
     }
 
@@ -211,17 +221,19 @@ final class Run implements RunContext {
             }
             h = handle;
         }
-        log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id, code.wireCode(),
-                message);
-        // The runtime hears of it before anyone sees the run end (outside the lock: it may take a while).
-        if (h != null) {
-            try {
-                h.cancel();
-            } catch (RuntimeException e) {
-                log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
+        try (LogContext.Scope ids = LogContext.open(request)) {
+            log.info("run {} of conversation {} stopped with {}: {}", request.runId(), conversation.id,
+                    code.wireCode(), message);
+            // The runtime hears of it before anyone sees the run end (outside the lock: it may take a while).
+            if (h != null) {
+                try {
+                    h.cancel();
+                } catch (RuntimeException e) {
+                    log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
+                }
             }
+            end(new Event.RunFailed(code, message), true);
         }
-        end(new Event.RunFailed(code, message), true);
     }
 
     /**
@@ -256,7 +268,7 @@ final class Run implements RunContext {
             runs.activeRuns.decrementAndGet();
             ErrorCode failure = terminal instanceof Event.RunFailed f ? f.code() : null;
             runs.metrics.runEnded(failure, startedNanos);
-            HubTraces.ended(span, failure == null ? null : failure.wireCode());
+            HubTraces.ended(span, request.runId(), failure == null ? null : failure.wireCode());
             // A run stopped by shutdown leaves its approvals pending in the store: answered
             // after a restart, they continue the work in a new run.
             boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
@@ -297,16 +309,18 @@ final class Run implements RunContext {
             runs.activeRuns.decrementAndGet();
             // Failed unavailable by the node that takes the conversation over; counted here, where it ran.
             runs.metrics.runEnded(ErrorCode.UNAVAILABLE, startedNanos);
-            HubTraces.ended(span, ErrorCode.UNAVAILABLE.wireCode());
+            HubTraces.ended(span, request.runId(), ErrorCode.UNAVAILABLE.wireCode());
         }
         for (PendingApproval p : abandoned) {
             p.decision.completeExceptionally(new CancellationException("the run stopped on this node"));
         }
         if (h != null) {
-            try {
-                h.cancel();
-            } catch (RuntimeException e) {
-                log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
+            try (LogContext.Scope ids = LogContext.open(request)) {
+                try {
+                    h.cancel();
+                } catch (RuntimeException e) {
+                    log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
+                }
             }
         }
     }

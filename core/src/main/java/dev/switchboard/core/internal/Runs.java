@@ -8,6 +8,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Moderation;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.RateLimiter;
@@ -99,7 +100,10 @@ public final class Runs {
         if (cluster != null) {
             // Another node may be running them: only a writer that stopped without letting go is failed.
             for (Envelope started : store.unfinishedRuns()) {
-                cluster.takeOver(started.conversationId(), "its run " + started.runId() + " was not stored as ended");
+                try (LogContext.Scope ids = LogContext.open(started.conversationId(), started.runId())) {
+                    cluster.takeOver(started.conversationId(), "its run " + started.runId()
+                            + " was not stored as ended");
+                }
             }
             return;
         }
@@ -110,8 +114,10 @@ public final class Runs {
                 emitter.emitLocked(c, null, started.runId(), new Event.RunFailed(ErrorCode.UNAVAILABLE,
                         "the gateway stopped while this run was active; start it again"), null);
             }
-            log.info("run {} of conversation {} was interrupted by a stop of the gateway; marked failed",
-                    started.runId(), started.conversationId());
+            try (LogContext.Scope ids = LogContext.open(started.conversationId(), started.runId())) {
+                log.info("run {} of conversation {} was interrupted by a stop of the gateway; marked failed",
+                        started.runId(), started.conversationId());
+            }
         }
     }
 

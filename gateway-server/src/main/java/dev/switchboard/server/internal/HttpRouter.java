@@ -121,7 +121,17 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
             return;
         }
         QueryStringDecoder uri = new QueryStringDecoder(req.uri());
-        String path = uri.path();
+        String path;
+        try {
+            path = uri.path();
+            uri.parameters();
+        } catch (IllegalArgumentException badEscape) {
+            // Not logged: the decoder's message quotes the query, which may hold a token.
+            metrics.refused(ServerMetrics.INVALID_INPUT);
+            sendError(ctx, req, HttpResponseStatus.BAD_REQUEST, "invalid_request",
+                    "the request's URI has a malformed percent-escape");
+            return;
+        }
         if (scrape != null && path.equals("/metrics")) {
             serveMetrics(ctx, req);
             return;

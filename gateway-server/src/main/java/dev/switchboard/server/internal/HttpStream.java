@@ -4,6 +4,7 @@ import dev.switchboard.core.Command;
 import dev.switchboard.core.ConversationHub;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.GatewayError;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Principal;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.Decoded;
@@ -112,7 +113,9 @@ final class HttpStream implements Subscriber {
         try {
             exchange.prime(e);
         } catch (IOException | RuntimeException ex) {
-            log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+            try (LogContext.Scope ids = LogContext.open(e.conversationId(), e.runId())) {
+                log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+            }
         }
     }
 
@@ -136,7 +139,9 @@ final class HttpStream implements Subscriber {
             if (lastOfEvent != null) {
                 lastOfEvent.release();
             }
-            log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+            try (LogContext.Scope ids = LogContext.open(e.conversationId(), e.runId())) {
+                log.error("HTTP encoder failed on {}", e.event().kind(), ex);
+            }
         } finally {
             lastOfEvent = null;
             eventSeq = 0;

@@ -62,6 +62,22 @@ record AguiUpstreamConfig(URI url, List<Header> headers, boolean forwardToken, D
                 Duration.ofSeconds(seconds(settings.get("upstream-timeout-seconds"))));
     }
 
+    /**
+     * The text with what the agent is sent that may be secret blanked out: the extra headers' values
+     * and {@code token} (the client's, when it is forwarded; may be null). An agent's error may quote them.
+     */
+    String redact(String text, String token) {
+        String out = text;
+        for (Header h : headers) {
+            out = blank(out, h.value());
+        }
+        return blank(out, token);
+    }
+
+    private static String blank(String text, String secret) {
+        return secret == null || secret.length() < 4 || text == null ? text : text.replace(secret, "***");
+    }
+
     /** A header line shown in an error: its name only, as its value may be a secret. */
     private static String shown(String line) {
         int colon = line.indexOf(':');

@@ -9,6 +9,7 @@ import dev.switchboard.core.GenAiTelemetry;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.ApprovalDecision;
@@ -53,7 +54,7 @@ final class AguiUpstreamRun implements RunHandle {
         this.request = request;
         this.ctx = ctx;
         this.events = new AguiUpstreamEvents(ctx);
-        this.upstream = "the AG-UI agent at " + config.url();
+        this.upstream = "the AG-UI agent at " + UpstreamHttp.shown(config.url());
     }
 
     void start() {
@@ -73,9 +74,12 @@ final class AguiUpstreamRun implements RunHandle {
         return cancelled || ctx.isDone();
     }
 
-    /** Runs a step of the run; a bug in it fails the run rather than vanishing in a thread pool. */
+    /**
+     * Runs a step of the run with its ids in the log context; a bug in it fails the run rather
+     * than vanishing in a thread pool.
+     */
     private Runnable guarded(Runnable step) {
-        return () -> {
+        return LogContext.wrap(request, () -> {
             try {
                 step.run();
             } catch (RuntimeException e) {
@@ -83,13 +87,17 @@ final class AguiUpstreamRun implements RunHandle {
                 ctx.fail(ErrorCode.INTERNAL, "the agui runtime failed: " + e.getClass().getSimpleName());
                 abort.run();
             }
-        };
+        });
     }
 
+    /**
+     * Ends the run with an error; the message is for the operator (and the client) and never holds
+     * the token or a header value sent upstream.
+     */
     private void fail(ErrorCode code, String message) {
         if (!stopped()) {
             // The hub logs the failed run with its conversation; the message is all it needs.
-            ctx.fail(code, message);
+            ctx.fail(code, config.redact(message, config.forwardToken() ? request.principal().credential() : null));
         }
         abort.run();
     }
@@ -122,7 +130,7 @@ final class AguiUpstreamRun implements RunHandle {
         if (stopped()) {
             return;
         }
-        log.debug("run {}: POST {} as upstream run {}{}", request.runId(), config.url(), runId,
+        log.debug("run {}: POST {} as upstream run {}{}", request.runId(), UpstreamHttp.shown(config.url()), runId,
                 resume == null ? "" : " resuming " + Plural.of(resume.size(), "interrupt"));
         GenAiTelemetry.UpstreamCall call = runtime.telemetry.upstream(ctx.traceContext(), "POST", config.url());
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http,
@@ -160,13 +168,17 @@ final class AguiUpstreamRun implements RunHandle {
                 stream.fail(r.getMessage(), 0);
                 return;
             } catch (RuntimeException e) {
-                log.error("run {}: reading the AG-UI agent's stream failed", request.runId(), e);
+                try (LogContext.Scope ids = LogContext.open(request)) {
+                    log.error("run {}: reading the AG-UI agent's stream failed", request.runId(), e);
+                }
                 stream.fail("the agui runtime could not read the agent's stream: " + e.getClass().getSimpleName(), 0);
                 return;
             }
             if (outcome != null && stream.done()) {
                 call.end(200, outcome instanceof AguiUpstreamEvents.Outcome.Failed ? "run_error" : null);
-                ended(outcome);
+                try (LogContext.Scope ids = LogContext.open(request)) {
+                    ended(outcome);
+                }
             }
         }
 
@@ -246,7 +258,8 @@ final class AguiUpstreamRun implements RunHandle {
         }
         runtime.client.http.sendAsync(request(Ids.next("run"), resume, ctx.traceContext()),
                         HttpResponse.BodyHandlers.discarding())
-                .whenComplete((r, e) -> log.debug("run {}: cancelled {} upstream: {}", request.runId(),
-                        Plural.of(interrupts.size(), "interrupt"), e == null ? "HTTP " + r.statusCode() : e.toString()));
+                .whenComplete((r, e) -> LogContext.wrap(request, () -> log.debug("run {}: cancelled {} upstream: {}",
+                        request.runId(), Plural.of(interrupts.size(), "interrupt"),
+                        e == null ? "HTTP " + r.statusCode() : e.toString())).run());
     }
 }

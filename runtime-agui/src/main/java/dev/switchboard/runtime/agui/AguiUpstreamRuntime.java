@@ -30,7 +30,7 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
         this.config = config;
         this.telemetry = new GenAiTelemetry(telemetry, ID, "ag-ui");
         this.client = new UpstreamHttp.Client("agui", config.timeout());
-        log.info("runtime agui: runs go to {} ({}, client tokens {}forwarded)", config.url(),
+        log.info("runtime agui: runs go to {} ({}, client tokens {}forwarded)", UpstreamHttp.shown(config.url()),
                 Plural.of(config.headers().size(), "extra header"), config.forwardToken() ? "" : "not ");
     }
 

@@ -8,6 +8,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Json;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
@@ -83,8 +84,8 @@ public final class DemoRuntime implements AgentRuntime {
     @Override
     public RunHandle start(RunRequest request, RunContext ctx) {
         String text = newestUserText(request.messages());
-        DemoRun run = new DemoRun(ctx);
-        scheduler.execute(() -> {
+        DemoRun run = new DemoRun(request, ctx);
+        scheduler.execute(LogContext.wrap(request, () -> {
             try {
                 script(run, text);
                 run.advance();
@@ -92,7 +93,7 @@ public final class DemoRuntime implements AgentRuntime {
                 log.error("demo run {} failed", request.runId(), e);
                 ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
             }
-        });
+        }));
         return run;
     }
 
@@ -217,8 +218,8 @@ public final class DemoRuntime implements AgentRuntime {
      */
     @Override
     public RunHandle resume(RunRequest request, List<ApprovalRecord> decided, RunContext ctx) {
-        DemoRun run = new DemoRun(ctx);
-        scheduler.execute(() -> {
+        DemoRun run = new DemoRun(request, ctx);
+        scheduler.execute(LogContext.wrap(request, () -> {
             for (ApprovalRecord a : decided) {
                 Event.ApprovalRequested req = a.request();
                 if (!req.toolName().equals(REPORT_TOOL)) {
@@ -229,7 +230,7 @@ public final class DemoRuntime implements AgentRuntime {
                         a.feedback());
             }
             run.advance();
-        });
+        }));
         return run;
     }
 
@@ -245,12 +246,14 @@ public final class DemoRuntime implements AgentRuntime {
 
     /** A queue of steps played on the scheduler; pauses and approvals suspend it. */
     private final class DemoRun implements RunHandle {
+        private final RunRequest request;
         private final RunContext ctx;
         private final Deque<Runnable> steps = new ArrayDeque<>();
         private volatile boolean cancelled;
         private boolean suspended;
 
-        DemoRun(RunContext ctx) {
+        DemoRun(RunRequest request, RunContext ctx) {
+            this.request = request;
             this.ctx = ctx;
         }
 
@@ -339,12 +342,15 @@ public final class DemoRuntime implements AgentRuntime {
             }
         }
 
+        /** Plays on after a pause or a decision, with the run's ids in the log context. */
         private void resume() {
-            try {
-                advance();
-            } catch (RuntimeException e) {
-                log.error("demo run failed", e);
-                ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
+            try (LogContext.Scope ids = LogContext.open(request)) {
+                try {
+                    advance();
+                } catch (RuntimeException e) {
+                    log.error("demo run {} failed", request.runId(), e);
+                    ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
+                }
             }
         }
 

@@ -6,6 +6,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GenAiTelemetry;
 import dev.switchboard.core.Ids;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.ToolSpec;
@@ -107,9 +108,12 @@ final class OpenAiRun implements RunHandle {
         return cancelled || ctx.isDone();
     }
 
-    /** Runs a step of the run; a bug in it fails the run rather than vanishing in a thread pool. */
+    /**
+     * Runs a step of the run with its ids in the log context; a bug in it fails the run rather
+     * than vanishing in a thread pool.
+     */
     private Runnable guarded(Runnable step) {
-        return () -> {
+        return LogContext.wrap(request, () -> {
             try {
                 step.run();
             } catch (RuntimeException e) {
@@ -117,7 +121,7 @@ final class OpenAiRun implements RunHandle {
                 ctx.fail(ErrorCode.INTERNAL, "the openai runtime failed: " + e.getClass().getSimpleName());
                 abort.run();
             }
-        };
+        });
     }
 
     /** Ends the run with UPSTREAM_FAILED; the message is for the operator and never holds the API key. */
@@ -154,7 +158,7 @@ final class OpenAiRun implements RunHandle {
         }
         OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
         UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, b.build(),
-                "the model server at " + config.endpoint(), config.timeout(), runtime.client.timer,
+                "the model server at " + UpstreamHttp.shown(config.endpoint()), config.timeout(), runtime.client.timer,
                 new ModelStream(turn, call));
         abort = () -> {
             stream.cancel();
@@ -191,7 +195,9 @@ final class OpenAiRun implements RunHandle {
             } catch (OpenAiTurn.Refused r) {
                 stream.fail(r.getMessage(), 0);
             } catch (RuntimeException e) {
-                log.error("run {}: reading the model's stream failed", request.runId(), e);
+                try (LogContext.Scope ids = LogContext.open(request)) {
+                    log.error("run {}: reading the model's stream failed", request.runId(), e);
+                }
                 stream.fail("the openai runtime could not read the model's stream: " + e.getClass().getSimpleName(), 0);
             }
         }
@@ -227,15 +233,17 @@ final class OpenAiRun implements RunHandle {
             if (usage != null) {
                 call.usage(usage[0], usage[1]);
             }
-            try {
-                turn.complete();
-            } catch (OpenAiTurn.Refused r) {
-                call.end("invalid_response", turn.text());
-                fail(r.getMessage());
-                return;
+            try (LogContext.Scope ids = LogContext.open(request)) {
+                try {
+                    turn.complete();
+                } catch (OpenAiTurn.Refused r) {
+                    call.end("invalid_response", turn.text());
+                    fail(r.getMessage());
+                    return;
+                }
+                call.end(null, turn.text());
+                afterTurn(turn);
             }
-            call.end(null, turn.text());
-            afterTurn(turn);
         }
     }
 

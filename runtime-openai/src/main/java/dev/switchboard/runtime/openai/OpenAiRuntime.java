@@ -33,7 +33,8 @@ public final class OpenAiRuntime implements AgentRuntime {
         this.telemetry = new GenAiTelemetry(telemetry, ID, "openai");
         this.client = new UpstreamHttp.Client("openai", config.timeout());
         log.info("runtime openai: model {} at {}, {}, approvals from risk {}", config.model(),
-                config.endpoint(), Plural.of(config.tools().size(), "server tool"), config.approvalRisk().wireName());
+                UpstreamHttp.shown(config.endpoint()), Plural.of(config.tools().size(), "server tool"),
+                config.approvalRisk().wireName());
     }
 
     @Override

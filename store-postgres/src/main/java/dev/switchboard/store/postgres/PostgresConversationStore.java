@@ -6,6 +6,7 @@ import com.zaxxer.hikari.pool.HikariPool;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.LogContext;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ConversationRecord;
@@ -269,8 +270,10 @@ public final class PostgresConversationStore implements ConversationStore {
         }
         for (String conversationId : fencedOff) {
             long events = batch.events().stream().filter(e -> e.conversationId().equals(conversationId)).count();
-            log.warn("conversation {} was taken over by another node: {} written under fence {} not stored",
-                    conversationId, Plural.of(events, "event"), batch.fenceOf(conversationId));
+            try (LogContext.Scope ids = LogContext.open(conversationId, null)) {
+                log.warn("conversation {} was taken over by another node: {} written under fence {} not stored",
+                        conversationId, Plural.of(events, "event"), batch.fenceOf(conversationId));
+            }
         }
     }
 
