@@ -151,6 +151,12 @@ class TracingTest {
     @Test
     void anApprovalIsASpanLinkedToItsRunAndAFailedRunsSpanSaysWhy() {
         openAi(Map.of());
+        ch.qos.logback.classic.Logger hubLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                dev.switchboard.core.ConversationHub.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        hubLog.addAppender(logged);
         llm.tool("file_report", args -> new ToolAnswer(200, "filed RPT-7"))
                 .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-7\"}")))
                 .then(ScriptedOpenAi.status(500, "{\"error\":{\"message\":\"overloaded\"}}"));
@@ -175,6 +181,14 @@ class TracingTest {
                 .filter(s -> s.getName().equals("chat gpt-test") && s.getStatus().getStatusCode() == StatusCode.ERROR)
                 .findFirst().orElseThrow();
         assertThat(attr(failedChat, "error.type")).isEqualTo("500");
+        // The hub's line about the failure carries the run's trace, for going from a log line to its trace.
+        hubLog.detachAppender(logged);
+        assertThat(logged.list).filteredOn(e -> e.getFormattedMessage().contains("failed with upstream_error"))
+                .singleElement().satisfies(e -> {
+                    assertThat(e.getMDCPropertyMap()).containsEntry("trace_id", run.getTraceId())
+                            .containsEntry("span_id", run.getSpanId())
+                            .containsEntry("run_id", attr(run, "switchboard.run.id"));
+                });
     }
 
     @Test

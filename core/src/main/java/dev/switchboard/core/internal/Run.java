@@ -178,8 +178,9 @@ final class Run implements RunContext {
     @Override
     public void fail(ErrorCode code, String message) {
         Event.RunFailed failed = new Event.RunFailed(code, message);
-        if (end(failed, false)) {
-            try (LogContext.Scope ids = LogContext.open(request)) {
+        // Opened before the run ends, while its span is live: the line carries the trace's ids too.
+        try (LogContext.Scope ids = LogContext.open(request)) {
+            if (end(failed, false)) {
                 log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
                         code.wireCode(), failed.message());
             }
