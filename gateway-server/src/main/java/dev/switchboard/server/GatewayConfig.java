@@ -68,6 +68,8 @@ public final class GatewayConfig {
         METRICS(OptionSpec.bool("metrics", true, "serve Prometheus metrics at GET /metrics")),
         METRICS_PORT(OptionSpec.integer("metrics-port", 0, 0, 65_535,
                 "serve /metrics on this port (same --host) instead of the main one; 0: on the main port")),
+        PLAYGROUND(OptionSpec.choice("playground", "auto", "serve the playground page at GET /; auto: only when "
+                + "--host is a loopback address", "auto", "true", "false")),
         CONFIG(OptionSpec.text("config", "", "JSON file of options (keys are the option names)"));
 
         private final OptionSpec spec;
@@ -403,6 +405,12 @@ public final class GatewayConfig {
     /** The port of {@code /metrics} when it has its own; 0 when it is served on the main port. */
     public int metricsPort() {
         return intValue(Option.METRICS_PORT);
+    }
+
+    /** Whether the playground page is served: as {@code --playground} says, else when {@code --host} is loopback. */
+    public boolean playground() {
+        String v = get(Option.PLAYGROUND).strip().toLowerCase(Locale.ROOT);
+        return v.equals("auto") ? dev.switchboard.server.internal.PlaygroundFiles.isLoopback(host()) : Boolean.parseBoolean(v);
     }
 
     private int intValue(Option o) {

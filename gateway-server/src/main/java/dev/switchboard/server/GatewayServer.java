@@ -21,6 +21,7 @@ import dev.switchboard.server.internal.ConnectionLimits;
 import dev.switchboard.server.internal.DataDirLock;
 import dev.switchboard.server.internal.HttpRouter;
 import dev.switchboard.server.internal.MetricsEndpoint;
+import dev.switchboard.server.internal.PlaygroundFiles;
 import dev.switchboard.server.internal.RestRoutes;
 import dev.switchboard.server.internal.ServerMetrics;
 import dev.switchboard.server.internal.StoreHealth;
@@ -114,6 +115,8 @@ public final class GatewayServer {
     private final ServerMetrics serverMetrics;
     /** Listens to the JVM's collections: closed with the gateway. */
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    /** The playground page's files; null when {@code --playground} is off. */
+    private final PlaygroundFiles playground;
     /** The {@code /metrics} port's server when it has its own port; null otherwise. */
     private volatile MetricsEndpoint metricsEndpoint;
 
@@ -142,6 +145,8 @@ public final class GatewayServer {
             t.setDaemon(true);
             return t;
         });
+        this.playground = config.playground() ? new PlaygroundFiles(authenticator.required(), config.runtime(),
+                Objects.requireNonNullElse(GatewayServer.class.getPackage().getImplementationVersion(), "dev")) : null;
         if (!authenticator.required()) {
             log.info("authentication is off: every client is anonymous (set --jwt-secret or --jwt-public-key)");
         }
@@ -195,6 +200,7 @@ public final class GatewayServer {
         ready = true;
         log.info("Switchboard listening on {}:{} (runtime {}, data dir {}{})", config.host(), port(),
                 config.runtime(), config.dataDir(), bus == null ? "" : ", cluster node " + bus.nodeId());
+        log.info(PlaygroundFiles.startupLine(config, port()));
         started.complete(this);
         return started;
     }
@@ -219,7 +225,7 @@ public final class GatewayServer {
                                 config.metrics() && config.metricsPort() == 0 ? GatewayServer.this::scrape : null, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
-                                }));
+                                }, playground));
                     }
                 });
         if (config.socketSendBufferBytes() > 0) {
