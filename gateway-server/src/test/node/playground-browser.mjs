@@ -179,7 +179,7 @@ const scenarios = {
     const refused = await page.textContent('#auth-problem');
     await page.fill('#auth-token', good);
     await page.click('#auth-form button[type="submit"]');
-    await page.waitForSelector('#auth-problem[hidden]', { timeout: WAIT });
+    await page.waitForSelector('#auth-problem', { state: 'hidden', timeout: WAIT });
     const claims = await page.$$eval('#auth-claims tr', (rows) => Object.fromEntries(rows.map((r) => [r.cells[0]?.textContent ?? r.querySelector('th').textContent, r.querySelector('td').textContent])));
     await columnsReady(['hai', 'agui-ws']);
     await send('What are the rules for food storage?');

@@ -9,15 +9,26 @@ import { clear, h } from './dom.js';
 /** Which dialect names a row's core event when several could. */
 const LABEL_RANK = ['agui-ws', 'agui-sse', 'hai', 'agentscope', 'voiceassist'];
 
+/** A few words of what a frame says: its text, data or name, for its one-line summary. */
 function preview(f) {
   const j = f.json;
   if (!j || typeof j !== 'object') return f.note || f.text;
-  const pick = j.delta ?? j.content ?? j.text ?? j.stepName ?? j.toolCallName ?? j.tool_name ?? j.status
-    ?? j.value?.toolName ?? j.name ?? j.message ?? j.error?.message ?? (j.messages ? j.messages.at(-1)?.content : undefined)
-    ?? j.input;
-  if (typeof pick === 'string') return JSON.stringify(pick);
-  if (pick !== undefined) return JSON.stringify(pick).slice(0, 120);
-  return '';
+  const quote = (t) => JSON.stringify(t);
+  if (typeof j.delta === 'string') return quote(j.delta);
+  if (typeof j.text === 'string') return quote(j.text);
+  if (typeof j.content === 'string') return quote(j.content);
+  if (j.data && typeof j.data === 'object') return JSON.stringify(j.data);
+  if (Array.isArray(j.content)) {
+    const part = j.content.find((c) => c.data || typeof c.text === 'string');
+    if (part) return part.data ? JSON.stringify(part.data) : quote(part.text);
+  }
+  if (Array.isArray(j.messages)) return quote(j.messages.at(-1)?.content ?? '');
+  if (Array.isArray(j.resume)) return JSON.stringify(j.resume[0]?.payload ?? {});
+  if (j.type === 'CUSTOM') return j.value?.toolName ? quote(j.value.toolName) : JSON.stringify(j.value ?? null);
+  const pick = j.stepName ?? j.toolCallName ?? j.tool_name ?? j.value?.toolName ?? j.value?.message ?? j.result
+    ?? j.message ?? j.error?.message ?? j.input ?? j.status ?? j.name;
+  if (typeof pick === 'string') return quote(pick);
+  return pick !== undefined && pick !== null ? JSON.stringify(pick).slice(0, 120) : '';
 }
 
 export class Mirror {
@@ -114,6 +125,21 @@ export class Mirror {
     return row;
   }
 
+  /**
+   * Adds rows for the seqs between the last row and this one: events none of these dialects has a
+   * frame for (an approval's decision, say), shown as such rather than left out.
+   */
+  fillGap(seq) {
+    if (this.rows.has(seq) || this.rows.size === 0) return;
+    const last = Math.max(...this.rows.keys());
+    if (seq <= last + 1 || seq - last > 50) return;
+    for (let s = last + 1; s < seq; s++) {
+      const row = this.row(s);
+      row.el.classList.add('gap');
+      row.label.textContent = 'no frame here';
+    }
+  }
+
   cell(row, key) {
     const i = this.clients.findIndex((c) => c.constructor.key === key);
     return row.el.children[i + 1];
@@ -148,7 +174,9 @@ export class Mirror {
       this.pendingRow.hidden = false;
       return;
     }
+    this.fillGap(f.seq);
     const row = this.row(f.seq);
+    row.el.classList.remove('gap');
     const cell = this.cell(row, key);
     cell.classList.remove('empty');
     cell.append(...pending.splice(0), chip);

@@ -15,7 +15,7 @@ export class AgentScopeClient extends SseDialectClient {
   }
 
   typeOf(json) {
-    if (json.object === 'message') return `message ${json.type ?? ''} ${json.status}`.replace(/\s+/g, ' ');
+    if (json.object === 'message') return `message ${json.type === 'message' ? '' : json.type ?? ''} ${json.status}`.replace(/\s+/g, ' ');
     if (json.object === 'content') return `content ${json.type ?? ''} ${json.status}`.replace(/\s+/g, ' ');
     if (json.object === 'response') return `response ${json.status}`;
     return String(json.object ?? json.type ?? '?');
