@@ -21,7 +21,6 @@ export class Auth extends Emitter {
   set(token) {
     if (token) sessionStorage.setItem(STORAGE, token);
     else sessionStorage.removeItem(STORAGE);
-    this.emit('change', token);
   }
 
   /** The token's claims, or null when it is not a JWT. */
@@ -56,7 +55,11 @@ function when(seconds) {
   return `${d.toLocaleString()} (${rel})`;
 }
 
-/** The authentication box: shown only when the gateway asks for tokens. */
+/**
+ * The authentication box: shown only when the gateway asks for tokens. A token is checked with the
+ * gateway before any connection uses it; `auth` emits 'change' when connections should be opened
+ * again (a token accepted, or forgotten).
+ */
 export function mountAuth(auth) {
   const box = document.getElementById('auth');
   const input = document.getElementById('auth-token');
@@ -85,8 +88,10 @@ export function mountAuth(auth) {
     }
   };
 
+  let accepted = false;
   const explain = async () => {
-    const r = await auth.probe().catch(() => ({ ok: true }));
+    const r = auth.token() ? await auth.probe().catch(() => ({ ok: true })) : { ok: false, reason: 'no token was given' };
+    accepted = r.ok;
     problem.hidden = r.ok;
     if (!r.ok) {
       problem.textContent = `The gateway refused the token: ${r.reason}. `
@@ -100,14 +105,20 @@ export function mountAuth(auth) {
     auth.set(input.value.trim());
     input.value = '';
     renderClaims();
-    await explain();
+    if (await explain()) auth.emit('change');
   });
   document.getElementById('auth-forget').addEventListener('click', () => {
     auth.set(null);
+    accepted = false;
     renderClaims();
     problem.hidden = true;
+    auth.emit('change');
   });
   renderClaims();
-  if (auth.token()) explain();
-  return { explain, ready: () => Boolean(auth.token()) };
+  if (auth.token()) {
+    explain().then((ok) => {
+      if (ok) auth.emit('change');
+    });
+  }
+  return { explain, ready: () => accepted };
 }

@@ -40,7 +40,7 @@ mountLog(frames, app);
 mountA2h(book);
 
 document.getElementById('gateway-info').textContent =
-  `runtime ${info.runtime} · authentication ${info.auth ? 'on' : 'off'} · ${info.version ?? ''}`;
+  `runtime ${info.runtime} · authentication ${info.auth ? 'on' : 'off'} · version ${info.version ?? '?'}`;
 
 function saveFragment() {
   const f = new URLSearchParams({ conversation: app.conversationId, chat: app.chatKey, mirror: app.columns.join(',') });
@@ -108,6 +108,9 @@ function openConversation(id) {
   chat.reset();
   lab.reset();
   setChat(app.chatKey);
+  if (info.auth && !authUi.ready()) {
+    chat.add(h('p', { class: 'hint' }, 'Authentication is on: paste a token above, and the columns connect once the gateway accepts it.'));
+  }
 }
 
 function renderToggles() {
