@@ -94,8 +94,12 @@ export class ChatView {
         let card = this.tools.get(v.toolCallId);
         if (!card) {
           card = this.add(h('div', { class: 'tool-card', 'data-tool-call-id': v.toolCallId }));
+          card.known = {};
           this.tools.set(v.toolCallId, card);
         }
+        // A result may not repeat the call's name or arguments (AgentScope's does not): keep them.
+        for (const [k, value] of Object.entries(v)) if (value !== undefined && value !== null) card.known[k] = value;
+        v = card.known;
         clear(card);
         card.className = `tool-card ${v.status}`;
         card.append(h('span', { class: 'status' }, v.status === 'started' ? 'running' : v.status),

@@ -145,8 +145,8 @@ public final class GatewayServer {
             t.setDaemon(true);
             return t;
         });
-        this.playground = config.playground() ? new PlaygroundFiles(authenticator.required(), config.runtime(),
-                Objects.requireNonNullElse(GatewayServer.class.getPackage().getImplementationVersion(), "dev")) : null;
+        this.playground = config.playground()
+                ? new PlaygroundFiles(authenticator.required(), config.runtime(), Main.version()) : null;
         if (!authenticator.required()) {
             log.info("authentication is off: every client is anonymous (set --jwt-secret or --jwt-public-key)");
         }

@@ -41,8 +41,8 @@ final class PlaygroundBrowser {
         if (found.isEmpty()) {
             fail("The playground's browser tests need Chromium, and none is installed (looked for "
                     + (given != null && !given.isBlank() ? "CHROMIUM_PATH=" + given : String.join(", ", CANDIDATES))
-                    + "). Install Debian's package: sudo apt-get install -y chromium (README, Quick start), "
-                    + "or point CHROMIUM_PATH at a Chromium binary.");
+                    + "). Install Debian's package with scripts/install-chromium.sh (or sudo apt-get install -y "
+                    + "chromium; README, Quick start), or point CHROMIUM_PATH at a Chromium binary.");
         }
         return found.get();
     }
