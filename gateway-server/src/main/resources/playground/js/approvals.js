@@ -28,10 +28,19 @@ export class ApprovalBook extends Emitter {
     this.emit('change', a);
   }
 
-  failed(approvalId, message) {
+  /** The gateway refused a decision sent from the page (decided first elsewhere, say). */
+  refused(approvalId, message) {
     const a = this.approvals.get(approvalId);
     if (!a) return;
-    Object.assign(a, { status: 'pending', problem: message });
+    Object.assign(a, { status: 'refused', problem: message });
+    this.emit('change', a);
+  }
+
+  /** An approval the gateway no longer waits for, decided by someone outside this page. */
+  decidedElsewhere(approvalId) {
+    const a = this.approvals.get(approvalId);
+    if (!a || a.status !== 'pending') return;
+    a.status = 'elsewhere';
     this.emit('change', a);
   }
 
@@ -59,6 +68,14 @@ export function approvalCard(book, approvalId, client) {
     if (a.reasoning) details.append(h('dt', {}, 'reasoning'), h('dd', {}, a.reasoning));
     details.append(h('dt', {}, 'id'), h('dd', {}, h('code', {}, approvalId)));
     card.append(details);
+    if (a.status === 'elsewhere') {
+      card.append(h('p', { class: 'outcome', role: 'status' }, 'Decided elsewhere: the gateway no longer waits for it.'));
+      return;
+    }
+    if (a.status === 'refused') {
+      card.append(h('p', { class: 'problem', role: 'status' }, `The gateway refused the decision: ${a.problem}`));
+      return;
+    }
     if (a.status === 'decided') {
       card.append(h('p', { class: `outcome ${a.approved ? 'approved' : 'rejected'}`, role: 'status' },
         `${a.approved ? 'Approved' : 'Rejected'} from ${a.via}${a.feedback ? ` — “${a.feedback}”` : ''}`));
@@ -72,6 +89,7 @@ export function approvalCard(book, approvalId, client) {
     const feedback = h('input', { id: feedbackId, placeholder: 'feedback (optional)', maxlength: 10000 });
     const decide = (approved) => {
       if (client.decide({ approvalId }, approved, feedback.value.trim())) {
+        client.lastDecision = { approvalId, at: Date.now() };
         book.decided(approvalId, approved, feedback.value.trim(), client.constructor.label);
         announce(`${approved ? 'Approved' : 'Rejected'} ${a.tool ?? ''} from ${client.constructor.label}`);
       }
@@ -80,7 +98,6 @@ export function approvalCard(book, approvalId, client) {
       h('label', { for: feedbackId, class: 'visually-hidden' }, 'Feedback'), feedback,
       h('button', { type: 'button', class: 'button ok small', 'data-action': 'approve', onclick: () => decide(true) }, 'Approve'),
       h('button', { type: 'button', class: 'button danger small', 'data-action': 'reject', onclick: () => decide(false) }, 'Reject')));
-    if (a.problem) card.append(h('p', { class: 'problem' }, a.problem));
   };
   render();
   const off = book.on('change', (a) => {
@@ -109,6 +126,8 @@ export function mountA2h(book) {
     return key ? { Authorization: `Bearer ${key}` } : {};
   };
   let shown = '';
+  /** The call ids the last poll listed: one gone from the list was decided. */
+  let waiting = new Set();
 
   const item = (call) => {
     const s = call.spec ?? {};
@@ -168,6 +187,9 @@ export function mountA2h(book) {
     }
     const body = await res.json();
     const items = body.items ?? [];
+    const now = new Set(items.map((c) => c.call_id));
+    for (const id of waiting) if (!now.has(id)) book.decidedElsewhere(id);
+    waiting = now;
     const fingerprint = items.map((c) => c.call_id).join(',');
     status.textContent = items.length === 0 ? 'Nothing is waiting for a person.' : `${body.total} waiting, oldest first.`;
     if (fingerprint === shown && list.children.length === items.length) return;

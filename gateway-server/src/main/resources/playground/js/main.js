@@ -21,6 +21,9 @@ const EXAMPLES = [
   { label: 'slow', text: 'Answer slowly please' },
 ];
 
+/** The codes a refused decision comes back with, in any dialect. */
+const DECISION_ERRORS = new Set(['already_decided', 'not_found', 'validation_error', 'forbidden', 'invalid_session']);
+
 const info = await fetch('/playground/info.json').then((r) => r.json()).catch(() => ({ auth: false, runtime: '?' }));
 const fragment = new URLSearchParams(location.hash.slice(1));
 const frames = new FrameStore();
@@ -65,6 +68,11 @@ function client(key) {
   c.on('view', (v) => {
     if (v.frame) c.history.at(-1)?.views.push(v);
     if (v.kind === 'approval') book.see(v);
+    // An error right after a decision this column sent is the gateway's answer to it.
+    if (v.kind === 'error' && DECISION_ERRORS.has(v.code) && c.lastDecision && Date.now() - c.lastDecision.at < 5000) {
+      book.refused(c.lastDecision.approvalId, `${v.code}: ${v.message}`);
+      c.lastDecision = null;
+    }
     mirror.view(c, v);
   });
   c.on('state', () => mirror.refreshHead(c));
