@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.OptionSpec;
 import dev.switchboard.core.spi.Settings;
+import dev.switchboard.server.internal.PlaygroundFiles;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -410,7 +411,7 @@ public final class GatewayConfig {
     /** Whether the playground page is served: as {@code --playground} says, else when {@code --host} is loopback. */
     public boolean playground() {
         String v = get(Option.PLAYGROUND).strip().toLowerCase(Locale.ROOT);
-        return v.equals("auto") ? dev.switchboard.server.internal.PlaygroundFiles.isLoopback(host()) : Boolean.parseBoolean(v);
+        return v.equals("auto") ? PlaygroundFiles.isLoopback(host()) : Boolean.parseBoolean(v);
     }
 
     private int intValue(Option o) {
