@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.OptionSpec;
 import dev.switchboard.core.spi.Settings;
+import dev.switchboard.server.internal.PlaygroundFiles;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -79,6 +80,8 @@ public final class GatewayConfig {
                 "record prompts and completions in model-call spans (off: never recorded)")),
         OTEL_RECORD_PRINCIPAL(OptionSpec.bool("otel-record-principal", false,
                 "name the principal's subject in run spans (enduser.id)")),
+        PLAYGROUND(OptionSpec.choice("playground", "auto", "serve the playground page at GET /; auto: only when "
+                + "--host is a loopback address", "auto", "true", "false")),
         CONFIG(OptionSpec.text("config", "", "JSON file of options (keys are the option names)"));
 
         private final OptionSpec spec;
@@ -440,6 +443,12 @@ public final class GatewayConfig {
     /** The port of {@code /metrics} when it has its own; 0 when it is served on the main port. */
     public int metricsPort() {
         return intValue(Option.METRICS_PORT);
+    }
+
+    /** Whether the playground page is served: as {@code --playground} says, else when {@code --host} is loopback. */
+    public boolean playground() {
+        String v = get(Option.PLAYGROUND).strip().toLowerCase(Locale.ROOT);
+        return v.equals("auto") ? PlaygroundFiles.isLoopback(host()) : Boolean.parseBoolean(v);
     }
 
     private int intValue(Option o) {

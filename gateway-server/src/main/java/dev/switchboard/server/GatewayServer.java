@@ -22,6 +22,7 @@ import dev.switchboard.server.internal.ConnectionLimits;
 import dev.switchboard.server.internal.DataDirLock;
 import dev.switchboard.server.internal.HttpRouter;
 import dev.switchboard.server.internal.MetricsEndpoint;
+import dev.switchboard.server.internal.PlaygroundFiles;
 import dev.switchboard.server.internal.RestRoutes;
 import dev.switchboard.server.internal.ServerMetrics;
 import dev.switchboard.server.internal.StoreHealth;
@@ -122,6 +123,8 @@ public final class GatewayServer {
     /** Whether this gateway made {@link #openTelemetry} (and so shuts it down). */
     private final boolean ownsOpenTelemetry;
     private final Telemetry telemetry;
+    /** The playground page's files; null when {@code --playground} is off. */
+    private final PlaygroundFiles playground;
     /** The {@code /metrics} port's server when it has its own port; null otherwise. */
     private volatile MetricsEndpoint metricsEndpoint;
 
@@ -158,6 +161,8 @@ public final class GatewayServer {
             t.setDaemon(true);
             return t;
         });
+        this.playground = config.playground()
+                ? new PlaygroundFiles(authenticator.required(), config.runtime(), Main.version()) : null;
         if (!authenticator.required()) {
             log.info("authentication is off: every client is anonymous (set --jwt-secret or --jwt-public-key)");
         }
@@ -213,6 +218,7 @@ public final class GatewayServer {
         ready = true;
         log.info("Switchboard listening on {}:{} (runtime {}, data dir {}{})", config.host(), port(),
                 config.runtime(), config.dataDir(), bus == null ? "" : ", cluster node " + bus.nodeId());
+        log.info(PlaygroundFiles.startupLine(config, port()));
         started.complete(this);
         return started;
     }
@@ -237,7 +243,7 @@ public final class GatewayServer {
                                 config.metrics() && config.metricsPort() == 0 ? GatewayServer.this::scrape : null, conn -> {
                                     connections.add(conn);
                                     ch.closeFuture().addListener(f -> connections.remove(conn));
-                                }));
+                                }, playground));
                     }
                 });
         if (config.socketSendBufferBytes() > 0) {

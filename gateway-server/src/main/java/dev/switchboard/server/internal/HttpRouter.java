@@ -88,11 +88,15 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
     private final ServerMetrics metrics;
     /** The Prometheus text of every meter, for {@code GET /metrics}; null when this port does not serve it. */
     private final Supplier<String> scrape;
+    /** The playground page's files; null when {@code --playground} is off. */
+    private final PlaygroundFiles playground;
 
     public HttpRouter(ConversationHub hub, AdapterRegistry adapters, Authenticator authenticator, GatewayConfig config,
                       RestRoutes rest, Executor restExecutor, ConnectionLimits limits, AtomicInteger openStreams,
                       BooleanSupplier ready, Supplier<String> storeProblem, Supplier<String> clusterProblem,
-                      String nodeId, ServerMetrics metrics, Supplier<String> scrape, Consumer<WebSocketConnection> onOpen) {
+                      String nodeId, ServerMetrics metrics, Supplier<String> scrape, Consumer<WebSocketConnection> onOpen,
+                      PlaygroundFiles playground) {
+        this.playground = playground;
         this.metrics = metrics;
         this.scrape = scrape;
         this.rest = rest;
@@ -134,6 +138,10 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         if (scrape != null && path.equals("/metrics")) {
             serveMetrics(ctx, req);
+            return;
+        }
+        if (playground != null && playground.serves(path)) {
+            playground.serve(ctx, req, path);
             return;
         }
         if (limits.overTotal() && !path.equals("/healthz")) {
