@@ -235,4 +235,42 @@ class TracingTest {
                     .containsExactly("00-" + TRACE + "-" + post.getSpanId() + "-01");
         }
     }
+
+    @Test
+    void withAnOtlpEndpointTheSpansAreExportedOverOtlpHttp() throws Exception {
+        java.util.concurrent.BlockingQueue<byte[]> posts = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.List<String> types = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer collector = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        collector.createContext("/v1/traces", ex -> {
+            try (ex) {
+                types.add(ex.getRequestHeaders().getFirst("Content-Type"));
+                posts.add(ex.getRequestBody().readAllBytes());
+                ex.sendResponseHeaders(200, -1);
+            }
+        });
+        collector.start();
+        try {
+            GatewayConfig config = GatewayConfig.builder()
+                    .set(GatewayConfig.Option.PORT, 0)
+                    .set(GatewayConfig.Option.DATA_DIR, dataDir.toString())
+                    .set("demo-delay-ms", 0)
+                    .set("otlp-endpoint", "http://127.0.0.1:" + collector.getAddress().getPort() + "/")
+                    .build();
+            GatewayServer own = GatewayServer.builder(config).build();
+            own.start().join();
+            List<JsonNode> events = AguiHttp.run(own.port(), AguiHttp.input(UUID.randomUUID().toString(), "hello"),
+                    "traceparent", TRACEPARENT);
+            assertThat(AguiHttp.types(events)).contains("RUN_FINISHED");
+            // Stopping exports what the batch holds.
+            own.stop(Duration.ofSeconds(1)).join();
+            byte[] body = posts.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(body).as("an OTLP export reached the collector").isNotNull();
+            String raw = new String(body, java.nio.charset.StandardCharsets.ISO_8859_1);
+            assertThat(raw).contains("invoke_agent demo").contains("switchboard");
+            assertThat(types).allSatisfy(t -> assertThat(t).isEqualTo("application/x-protobuf"));
+        } finally {
+            collector.stop(0);
+        }
+    }
 }
