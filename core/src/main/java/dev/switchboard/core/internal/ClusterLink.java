@@ -20,7 +20,6 @@ import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
-import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,6 +87,8 @@ public final class ClusterLink {
     private final Map<String, CompletableFuture<ApprovalRecord>> asks = new ConcurrentHashMap<>();
     /** Conversations taken over at once (each waits mostly on Redis and PostgreSQL, not on a core). */
     private static final int TAKEOVER_THREADS = 16;
+    /** How long a take-over waits for the events it adopted to be stored before it fails the run. */
+    private static final long STORE_WAIT_SECONDS = 30;
     private static final int APPLY_THREADS = 2;
     /**
      * Takes conversations over from writers that stopped, apart from the hub's workers: a busy node
@@ -489,8 +490,13 @@ public final class ClusterLink {
             if (!lease.clean()) {
                 try {
                     if (storeMayLag) {
-                        adopt(c);
+                        Adopted adopted = adopt(c, applied);
                         phases.mark("adopt");
+                        if (!adopted.stored().isDone() && !tailCovers(c, adopted.storedUpTo())) {
+                            // The run's start may be among them and nowhere else: the store must have them first.
+                            awaitStored(adopted.stored());
+                            phases.mark("stored");
+                        }
                     }
                     failAbandonedRun(c, applied, phases);
                 } catch (RuntimeException e) {
@@ -808,39 +814,78 @@ public final class ClusterLink {
     }
 
     /**
-     * Stores what the conversation's last writer published and may not have stored before it
-     * stopped (events above the store's last one, with their messages and approval states), so
-     * that nothing a client saw is lost with the writer; holding the lease. A conversation the
-     * store does not know yet is left to the bus's history: its owner is not known here.
+     * Queues for the store what the conversation's last writer published, up to {@code upTo}, and
+     * may not have stored before it stopped (events above the store's last one, with their messages
+     * and approval states), so that nothing a client saw is lost with the writer; holding the lease.
+     * The take-over need not wait for them to be stored before it fails the run: its store writer
+     * stores them first, and lets the lease go only once they are. A conversation the store does
+     * not know yet is left to the bus's history: its owner is not known here.
      */
-    private void adopt(ConversationState c) {
+    private Adopted adopt(ConversationState c, long upTo) {
         synchronized (c) {
             if (!c.persisted) {
-                return;
+                return new Adopted(Long.MAX_VALUE, CompletableFuture.completedFuture(null));
             }
         }
-        long after = store.lastEventSeq(c.id);
-        Map<String, ApprovalRecord> approvals = new HashMap<>();
-        int adopted = 0;
+        long storedUpTo = store.lastEventSeq(c.id);
+        long after = storedUpTo;
+        List<Envelope> events = new ArrayList<>();
+        reading:
         while (true) {
             ClusterBus.History h = await(bus.history(c.id, after, PAGE));
-            if (h.entries().isEmpty()) {
-                break;
-            }
-            StoreBatch batch = new StoreBatch().fence(c.id, c.lease.fence());
             for (ClusterBus.Entry e : h.entries()) {
-                emitter.adoptInto(batch, ClusterPayload.decode(c.id, e.seq(), e.payload()), approvals);
+                if (e.seq() > upTo) {
+                    break reading;
+                }
+                events.add(ClusterPayload.decode(c.id, e.seq(), e.payload()));
                 after = e.seq();
             }
-            store.write(batch);
-            adopted += h.entries().size();
             if (h.entries().size() < PAGE) {
                 break;
             }
         }
-        if (adopted > 0) {
-            log.info("stored {} events of conversation {} that its last writer published and did not store",
-                    adopted, c.id);
+        if (events.isEmpty()) {
+            return new Adopted(storedUpTo, CompletableFuture.completedFuture(null));
+        }
+        CompletableFuture<Void> stored = new CompletableFuture<>();
+        synchronized (c) {
+            // Through the store writer, in its queue's order: ahead of the run's failure and whatever this
+            // node writes next, so the store never holds a later event of the conversation without these.
+            emitter.writeLocked(c, batch -> {
+                Map<String, ApprovalRecord> approvals = new HashMap<>();
+                for (Envelope e : events) {
+                    emitter.adoptInto(batch, e, approvals);
+                }
+            }, () -> stored.complete(null));
+        }
+        log.info("storing {} events of conversation {} that its last writer published and did not store",
+                events.size(), c.id);
+        return new Adopted(storedUpTo, stored);
+    }
+
+    /**
+     * What {@link #adopt} queued for the store: {@code storedUpTo}, the store's last event of the
+     * conversation before; {@code stored}, done once the queued events are stored.
+     */
+    private record Adopted(long storedUpTo, CompletableFuture<Void> stored) {
+    }
+
+    /** Whether the conversation's tail here holds every event after {@code seq}. */
+    private static boolean tailCovers(ConversationState c, long seq) {
+        synchronized (c) {
+            long tailFirst = c.tail.isEmpty() ? c.lastSeq + 1 : c.tail.peekFirst().seq();
+            return tailFirst <= seq + 1;
+        }
+    }
+
+    private static void awaitStored(CompletableFuture<Void> stored) {
+        try {
+            stored.get(STORE_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the adopted events were stored", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("the adopted events were not stored within " + STORE_WAIT_SECONDS + " s", e);
         }
     }
 
