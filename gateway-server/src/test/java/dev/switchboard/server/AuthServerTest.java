@@ -102,15 +102,21 @@ class AuthServerTest {
         }
     }
 
+    /** Writes the pair's public key as the PEM file {@code --jwt-public-key} reads, in {@code dir}. */
+    static Path publicKeyPem(Path dir, KeyPair keys) throws java.io.IOException {
+        Path pem = dir.resolve("key.pem");
+        Files.writeString(pem, "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
+                + "\n-----END PUBLIC KEY-----\n");
+        return pem;
+    }
+
     @Test
     void rs256TokensAreVerifiedWithThePublicKeyFile() throws Exception {
         KeyPairGenerator gen = KeyPairGenerator.getInstance("RSA");
         gen.initialize(2048);
         KeyPair keys = gen.generateKeyPair();
-        Path pem = dir.resolve("key.pem");
-        Files.writeString(pem, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
-                + "\n-----END PUBLIC KEY-----\n");
+        Path pem = publicKeyPem(dir, keys);
         try (TestGateway g = TestGateway.start(dir.resolve("data"),
                 Map.of("jwt-public-key", pem.toString()))) {
             Instant later = Instant.now().plusSeconds(600);

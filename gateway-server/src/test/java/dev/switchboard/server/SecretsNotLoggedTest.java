@@ -29,7 +29,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -162,10 +161,7 @@ class SecretsNotLoggedTest {
         KeyPairGenerator rsa = KeyPairGenerator.getInstance("RSA");
         rsa.initialize(2048);
         KeyPair keys = rsa.generateKeyPair();
-        Path pem = dir.resolve("key.pem");
-        Files.writeString(pem, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
-                + "\n-----END PUBLIC KEY-----\n");
+        Path pem = AuthServerTest.publicKeyPem(dir, keys);
         Instant later = Instant.now().plusSeconds(600);
         String good = token(AuthServerTest.sign(new RSASSASigner((RSAPrivateKey) keys.getPrivate()),
                 JWSAlgorithm.RS256, "carol", later));
