@@ -501,6 +501,8 @@ class ConversationHubTest {
         assertThat(waiter.next(WAIT).event()).isInstanceOf(Event.RunFailed.class)
                 .extracting(e -> ((Event.RunFailed) e).code()).isEqualTo(ErrorCode.UNAVAILABLE);
         assertThat(decision.toCompletableFuture()).failsWithin(WAIT);
+        // What the store holds once the writes queued so far are in (a client sees events before they are stored).
+        hub.flushed().get(5, TimeUnit.SECONDS);
         assertThat(store.approval(id)).get().extracting(ApprovalRecord::status).isEqualTo(ApprovalRecord.Status.PENDING);
         assertThat(stopping).as("the streaming run still has its grace").isNotDone();
         streaming.ctx().emit(new Event.TextDelta("m1", "still going"));
