@@ -135,7 +135,7 @@ public final class GatewayServer {
         bindProcessMeters();
         this.ownsOpenTelemetry = b.openTelemetry == null && !config.otlpEndpoint().isEmpty();
         this.openTelemetry = b.openTelemetry != null ? b.openTelemetry
-                : ownsOpenTelemetry ? Tracing.otlp(config.otlpEndpoint(), version()) : OpenTelemetry.noop();
+                : ownsOpenTelemetry ? Tracing.otlp(config.otlpEndpoint(), Main.version()) : OpenTelemetry.noop();
         this.telemetry = new Telemetry(meters, openTelemetry, config.otelCaptureContent());
         if (ownsOpenTelemetry) {
             log.info("traces go to {} over OTLP/HTTP{}", config.otlpEndpoint(),
@@ -425,12 +425,7 @@ public final class GatewayServer {
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(meters);
         new NettyEventExecutorMetrics(workers).bindTo(meters);
         Gauge.builder("switchboard.build.info", () -> 1).description("the gateway's version, always 1")
-                .tag("version", version()).tag("java", System.getProperty("java.version")).register(meters);
-    }
-
-    /** The jar's version, or {@code dev} when run from classes. */
-    private static String version() {
-        return Objects.requireNonNullElse(GatewayServer.class.getPackage().getImplementationVersion(), "dev");
+                .tag("version", Main.version()).tag("java", System.getProperty("java.version")).register(meters);
     }
 
     /** Every meter in the Prometheus text format; empty when {@code --metrics} is off. */

@@ -56,13 +56,13 @@ public final class Approvals implements OperatorApprovals {
                      Emitter emitter, Runs runs, HubMetrics metrics) {
         this.cluster = runs.cluster;
         this.metrics = metrics;
-        metrics.pendingApprovals(table.awaited::size);
         this.store = store;
         this.workers = workers;
         this.clock = clock;
         this.table = table;
         this.emitter = emitter;
         this.runs = runs;
+        metrics.pendingApprovals(table.awaited::size);
     }
 
     /** Decides one approval for a person who joined its conversation. */
@@ -345,7 +345,7 @@ public final class Approvals implements OperatorApprovals {
     private static final class OperatorReply implements Subscriber {
         private final Principal principal;
         private final CompletableFuture<GatewayError> result;
-        /** Where the decision came from: {@code operator} (A2H), or {@code cluster} from another node. */
+        /** Where the decision came from: {@code operator} (A2H), or the dialect of another node's client. */
         private final String via;
 
         OperatorReply(Principal principal, CompletableFuture<GatewayError> result, String via) {

@@ -20,6 +20,7 @@ import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.ClusterBus;
 import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -847,15 +848,22 @@ public final class ClusterLink {
         if (events.isEmpty()) {
             return new Adopted(storedUpTo, CompletableFuture.completedFuture(null));
         }
+        // Prepared here (it may read approvals from the store), not on the store writer's thread.
+        StoreBatch rows = new StoreBatch();
+        Map<String, ApprovalRecord> approvals = new HashMap<>();
+        for (Envelope e : events) {
+            emitter.adoptInto(rows, e, approvals);
+        }
         CompletableFuture<Void> stored = new CompletableFuture<>();
         synchronized (c) {
             // Through the store writer, in its queue's order: ahead of the run's failure and whatever this
             // node writes next, so the store never holds a later event of the conversation without these.
             emitter.writeLocked(c, batch -> {
-                Map<String, ApprovalRecord> approvals = new HashMap<>();
-                for (Envelope e : events) {
-                    emitter.adoptInto(batch, e, approvals);
+                for (int i = 0; i < rows.events().size(); i++) {
+                    batch.addEvent(rows.events().get(i), rows.prepared(i));
                 }
+                rows.messages().forEach(batch::addMessage);
+                rows.approvals().forEach(batch::putApproval);
             }, () -> stored.complete(null));
         }
         log.info("storing {} events of conversation {} that its last writer published and did not store",

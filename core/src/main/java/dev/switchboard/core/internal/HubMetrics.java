@@ -29,6 +29,8 @@ public final class HubMetrics {
     /** The buckets of the time to an approval's decision: a person answers in seconds to a day. */
     private static final Duration[] DECISION_SECONDS = buckets(1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14400,
             86400);
+    /** The error code label of a run that finished. */
+    private static final String NO_ERROR = "none";
     /** The buckets of counts of events and rows. */
     private static final double[] COUNTS = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 100000};
 
@@ -52,8 +54,8 @@ public final class HubMetrics {
         this.registry = registry;
         runsStarted = Counter.builder("switchboard.runs.started").description("runs started on this node")
                 .register(registry);
-        runsFinished = ended("finished", ErrorCode.INTERNAL, false);
-        finishedDuration = duration("finished", null);
+        runsFinished = ended("finished", NO_ERROR);
+        finishedDuration = duration("finished", NO_ERROR);
         firstEvent = Timer.builder("switchboard.run.first_event")
                 .description("from a run's start to the first event its runtime emits to clients")
                 .serviceLevelObjectives(SECONDS).register(registry);
@@ -82,19 +84,19 @@ public final class HubMetrics {
         return new io.micrometer.core.instrument.composite.CompositeMeterRegistry();
     }
 
-    private Counter ended(String outcome, ErrorCode code, boolean failed) {
+    private Counter ended(String outcome, String errorCode) {
         return Counter.builder("switchboard.runs.ended").description("runs ended, by outcome and error code")
-                .tag("outcome", outcome).tag("error_code", failed ? code.wireCode() : "none").register(registry);
+                .tag("outcome", outcome).tag("error_code", errorCode).register(registry);
     }
 
-    private Timer duration(String outcome, ErrorCode code) {
+    private Timer duration(String outcome, String errorCode) {
         return Timer.builder("switchboard.run.duration").description("a run's time from its start to its end")
-                .tag("outcome", outcome).tag("error_code", code == null ? "none" : code.wireCode())
+                .tag("outcome", outcome).tag("error_code", errorCode)
                 .serviceLevelObjectives(SECONDS).register(registry);
     }
 
     /** The counter of requests refused for {@code reason}, shared with the server's refusals. */
-    public Counter refused(String reason) {
+    private Counter refused(String reason) {
         return Counter.builder("switchboard.requests.refused")
                 .description("requests and commands refused, by reason").tag("reason", reason).register(registry);
     }
@@ -122,8 +124,9 @@ public final class HubMetrics {
             runsFinished.increment();
             finishedDuration.record(took, TimeUnit.NANOSECONDS);
         } else {
-            runsFailed.computeIfAbsent(failure, code -> ended("failed", code, true)).increment();
-            failedDuration.computeIfAbsent(failure, code -> duration("failed", code)).record(took, TimeUnit.NANOSECONDS);
+            runsFailed.computeIfAbsent(failure, code -> ended("failed", code.wireCode())).increment();
+            failedDuration.computeIfAbsent(failure, code -> duration("failed", code.wireCode()))
+                    .record(took, TimeUnit.NANOSECONDS);
         }
     }
 

@@ -7,6 +7,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ConversationStore;
+import io.opentelemetry.api.trace.SpanContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,22 +23,23 @@ public final class Replay {
     /** Logged under the hub's name, as every part of the hub logs. */
     private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
     private static final int REPLAY_PAGE = 500;
+    /** What {@link #join} did not return: the join waits for a page read from the store first. */
+    private static final int NOT_JOINED = Integer.MIN_VALUE;
 
     private final ConversationStore store;
     private final ConversationTable table;
     /** The cluster this node is part of; null when it runs alone. */
     private final ClusterLink cluster;
-
     private final HubMetrics metrics;
     private final HubTraces traces;
 
     public Replay(ConversationStore store, ConversationTable table, ClusterLink cluster, HubMetrics metrics,
                   HubTraces traces) {
-        this.metrics = metrics;
-        this.traces = traces;
         this.store = store;
         this.table = table;
         this.cluster = cluster;
+        this.metrics = metrics;
+        this.traces = traces;
     }
 
     /**
@@ -119,20 +121,24 @@ public final class Replay {
         boolean sent = false;
         while (true) {
             long tailFirst;
+            int joined;
+            SpanContext running;
             synchronized (c) {
                 if (c.subscribers.contains(s)) {
                     return;
                 }
                 tailFirst = c.tail.isEmpty() ? c.lastSeq + 1 : c.tail.peekFirst().seq();
-                if (from < 0 || cursor + 1 >= tailFirst) {
-                    int joined = join(c, s, from, cursor, cursorGiven, catchUp, sent);
-                    if (afterSeq > 0 && joined >= 0) {
-                        metrics.resumed(outcome, replayed + joined);
-                        traces.resumed(s, c, c.active == null ? null : c.active.span.getSpanContext(), outcome,
-                                replayed + joined);
-                    }
-                    return;
+                joined = from < 0 || cursor + 1 >= tailFirst ? join(c, s, from, cursor, cursorGiven, catchUp, sent)
+                        : NOT_JOINED;
+                running = c.active == null ? null : c.active.span.getSpanContext();
+            }
+            if (joined != NOT_JOINED) {
+                // Recorded outside the conversation's lock.
+                if (afterSeq > 0 && joined >= 0) {
+                    metrics.resumed(outcome, replayed + joined);
+                    traces.resumed(s, c, running, outcome, replayed + joined);
                 }
+                return;
             }
             // Everything before the tail is stored.
             boolean below = false;

@@ -63,10 +63,10 @@ final class Run implements RunContext {
     /** A run {@code from} asked for (null: none did, such as a continuation after a restart). */
     Run(Runs runs, ConversationState conversation, RunRequest request, Subscriber from) {
         this.runs = runs;
-        this.span = runs.traces.run(runs.runtime.id(), request, from);
         this.emitter = runs.emitter;
         this.conversation = conversation;
         this.request = request;
+        this.span = runs.traces.run(runs.runtime.id(), request, from);
     }
 
     void launch() {
@@ -267,9 +267,7 @@ final class Run implements RunContext {
             emitter.emitLocked(this, terminal, null);
             conversation.active = null;
             runs.activeRuns.decrementAndGet();
-            ErrorCode failure = terminal instanceof Event.RunFailed f ? f.code() : null;
-            runs.metrics.runEnded(failure, startedNanos);
-            HubTraces.ended(span, request.runId(), failure == null ? null : failure.wireCode());
+            recordEnd(terminal instanceof Event.RunFailed f ? f.code() : null);
             // A run stopped by shutdown leaves its approvals pending in the store: answered
             // after a restart, they continue the work in a new run.
             boolean keep = terminal instanceof Event.RunFailed f && f.code() == ErrorCode.UNAVAILABLE;
@@ -309,8 +307,7 @@ final class Run implements RunContext {
             conversation.active = null;
             runs.activeRuns.decrementAndGet();
             // Failed unavailable by the node that takes the conversation over; counted here, where it ran.
-            runs.metrics.runEnded(ErrorCode.UNAVAILABLE, startedNanos);
-            HubTraces.ended(span, request.runId(), ErrorCode.UNAVAILABLE.wireCode());
+            recordEnd(ErrorCode.UNAVAILABLE);
         }
         for (PendingApproval p : abandoned) {
             p.decision.completeExceptionally(new CancellationException("the run stopped on this node"));
@@ -324,6 +321,12 @@ final class Run implements RunContext {
                 }
             }
         }
+    }
+
+    /** Counts the run's end and ends its span: {@code failure} null when it finished. */
+    private void recordEnd(ErrorCode failure) {
+        runs.metrics.runEnded(failure, startedNanos);
+        HubTraces.ended(span, request.runId(), failure == null ? null : failure.wireCode());
     }
 
     @Override

@@ -66,11 +66,11 @@ public final class Runs {
     private volatile boolean shuttingDown;
 
     public Runs(ConversationStore store, AgentRuntime runtime, Moderation moderation, RateLimiter runLimiter,
-                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster, HubMetrics metrics, HubTraces traces) {
+                LongSupplier clock, ConversationTable table, Emitter emitter, Replay replay, ClusterLink cluster,
+                HubMetrics metrics, HubTraces traces) {
         this.cluster = cluster;
         this.metrics = metrics;
         this.traces = traces;
-        metrics.activeRuns(activeRuns::get);
         this.store = store;
         this.runtime = runtime;
         this.moderation = moderation;
@@ -79,6 +79,7 @@ public final class Runs {
         this.table = table;
         this.emitter = emitter;
         this.replay = replay;
+        metrics.activeRuns(activeRuns::get);
     }
 
     /** Runs in progress. */

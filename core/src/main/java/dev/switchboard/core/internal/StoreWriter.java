@@ -46,12 +46,11 @@ public final class StoreWriter {
 
     private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
     private final ConversationStore store;
+    private final HubMetrics metrics;
     private final Thread thread;
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
     private volatile boolean stopped;
-
-    private final HubMetrics metrics;
 
     public StoreWriter(ConversationStore store, HubMetrics metrics) {
         this.store = store;
