@@ -70,6 +70,10 @@ public final class BufferFrameWriter implements FrameWriter, AutoCloseable {
         open = false;
         generator.flush();
         buf.writeBytes(suffix);
+        counted();
+    }
+
+    private void counted() {
         frames++;
         bytes += buf.readableBytes();
         if (kept != null) {
@@ -77,6 +81,16 @@ public final class BufferFrameWriter implements FrameWriter, AutoCloseable {
             buf.getBytes(buf.readerIndex(), copy);
             kept.add(copy);
         }
+    }
+
+    @Override
+    public void frame(byte[] json, int offset, int length) {
+        if (open) {
+            throw new IllegalStateException("frame() inside an open frame");
+        }
+        buf.clear();
+        buf.writeBytes(prefix).writeBytes(json, offset, length).writeBytes(suffix);
+        counted();
     }
 
     public long frames() {

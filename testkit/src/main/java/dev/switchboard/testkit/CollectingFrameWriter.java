@@ -39,6 +39,14 @@ public final class CollectingFrameWriter implements FrameWriter {
         current = null;
     }
 
+    @Override
+    public void frame(byte[] json, int offset, int length) {
+        if (generator != null) {
+            throw new IllegalStateException("frame() inside an open frame");
+        }
+        frames.add(new String(json, offset, length, StandardCharsets.UTF_8));
+    }
+
     /** Frames written so far, as text. */
     public List<String> frames() {
         return List.copyOf(frames);

@@ -13,7 +13,7 @@ import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
-import dev.switchboard.core.spi.JsonText;
+import dev.switchboard.core.spi.JsonFrame;
 
 import java.io.IOException;
 import java.util.List;
@@ -36,18 +36,13 @@ final class AgentScopeEvents {
     static final String CREATED = "created";
     static final String IN_PROGRESS = "in_progress";
 
-    /* A text delta's field names and constant values, encoded once (see JsonText). */
-    private static final SerializableString DELTA_SEQUENCE_NUMBER = JsonText.of(SEQUENCE_NUMBER);
-    private static final SerializableString OBJECT = JsonText.of("object");
-    private static final SerializableString CONTENT = JsonText.of("content");
-    private static final SerializableString STATUS = JsonText.of("status");
-    private static final SerializableString DELTA_IN_PROGRESS = JsonText.of(IN_PROGRESS);
-    private static final SerializableString ERROR = JsonText.of("error");
-    private static final SerializableString TYPE = JsonText.of("type");
-    private static final SerializableString TEXT = JsonText.of("text");
-    private static final SerializableString INDEX = JsonText.of("index");
-    private static final SerializableString DELTA = JsonText.of("delta");
-    private static final SerializableString MSG_ID = JsonText.of("msg_id");
+    /* A text delta's constant parts, encoded once (see JsonFrame). */
+    private static final byte[] DELTA_START = JsonFrame.fragment("{\"" + SEQUENCE_NUMBER + "\":");
+    private static final byte[] DELTA_MIDDLE = JsonFrame.fragment(",\"object\":\"content\",\"status\":\""
+            + IN_PROGRESS + "\",\"error\":null,\"type\":\"text\",\"index\":0,\"delta\":true,\"msg_id\":");
+    private static final byte[] DELTA_TEXT = JsonFrame.fragment(",\"text\":");
+    private static final byte[] DELTA_END = JsonFrame.fragment("}");
+
     static final String COMPLETED = "completed";
     static final String FAILED = "failed";
     static final String CANCELED = "canceled";
@@ -123,28 +118,12 @@ final class AgentScopeEvents {
      */
     static void writeTextDelta(FrameWriter out, int sequenceNumber, SerializableString msgId, String text)
             throws IOException {
-        JsonGenerator gen = out.begin();
-        gen.writeStartObject();
-        gen.writeFieldName(DELTA_SEQUENCE_NUMBER);
-        gen.writeNumber(sequenceNumber);
-        gen.writeFieldName(OBJECT);
-        gen.writeString(CONTENT);
-        gen.writeFieldName(STATUS);
-        gen.writeString(DELTA_IN_PROGRESS);
-        gen.writeFieldName(ERROR);
-        gen.writeNull();
-        gen.writeFieldName(TYPE);
-        gen.writeString(TEXT);
-        gen.writeFieldName(INDEX);
-        gen.writeNumber(0);
-        gen.writeFieldName(DELTA);
-        gen.writeBoolean(true);
-        gen.writeFieldName(MSG_ID);
-        gen.writeString(msgId);
-        gen.writeFieldName(TEXT);
-        gen.writeString(text);
-        gen.writeEndObject();
-        out.end();
+        JsonFrame.open()
+                .raw(DELTA_START).number(sequenceNumber)
+                .raw(DELTA_MIDDLE).string(msgId)
+                .raw(DELTA_TEXT).string(text)
+                .raw(DELTA_END)
+                .writeTo(out);
     }
 
     /** A whole {@code DataContent} at {@code index} of message {@code msgId}. */

@@ -9,7 +9,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
-import dev.switchboard.core.spi.JsonText;
+import dev.switchboard.core.spi.JsonFrame;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -21,11 +21,10 @@ import java.util.Map;
  * {@code timestamp} on every event. Field names follow {@code @ag-ui/core} 1.0 ({@code EventSchema}).
  */
 final class AguiEvents {
-    private static final SerializableString TYPE = JsonText.of("type");
-    private static final SerializableString TEXT_MESSAGE_CONTENT = JsonText.of("TEXT_MESSAGE_CONTENT");
-    private static final SerializableString MESSAGE_ID = JsonText.of("messageId");
-    private static final SerializableString DELTA = JsonText.of("delta");
-    private static final SerializableString TIMESTAMP = JsonText.of("timestamp");
+    private static final byte[] CONTENT_START = JsonFrame.fragment("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":");
+    private static final byte[] CONTENT_DELTA = JsonFrame.fragment(",\"delta\":");
+    private static final byte[] CONTENT_TIMESTAMP = JsonFrame.fragment(",\"timestamp\":");
+    private static final byte[] CONTENT_END = JsonFrame.fragment("}");
 
     /* Not JsonGenerator.writeTree, which flushes the generator (the frame) after every tree. */
     private static final ObjectWriter TREE_WRITER =
@@ -177,18 +176,12 @@ final class AguiEvents {
     /** A delta of the message {@code messageId} (encoded once for all its deltas): the hot path. */
     static void textMessageContent(FrameWriter out, long timestamp, SerializableString messageId, String delta)
             throws IOException {
-        JsonGenerator gen = out.begin();
-        gen.writeStartObject();
-        gen.writeFieldName(TYPE);
-        gen.writeString(TEXT_MESSAGE_CONTENT);
-        gen.writeFieldName(MESSAGE_ID);
-        gen.writeString(messageId);
-        gen.writeFieldName(DELTA);
-        gen.writeString(delta);
-        gen.writeFieldName(TIMESTAMP);
-        gen.writeNumber(timestamp);
-        gen.writeEndObject();
-        out.end();
+        JsonFrame.open()
+                .raw(CONTENT_START).string(messageId)
+                .raw(CONTENT_DELTA).string(delta)
+                .raw(CONTENT_TIMESTAMP).number(timestamp)
+                .raw(CONTENT_END)
+                .writeTo(out);
     }
 
     static void textMessageEnd(FrameWriter out, long timestamp, String messageId) throws IOException {

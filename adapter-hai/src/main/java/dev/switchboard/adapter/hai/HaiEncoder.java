@@ -11,6 +11,7 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonFrame;
 import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
@@ -57,6 +58,11 @@ final class HaiEncoder {
     private static final SerializableString SESSION_ID = JsonText.of("session_id");
     private static final SerializableString MESSAGE_ID = JsonText.of("message_id");
     private static final SerializableString IS_FINAL = JsonText.of("is_final");
+    private static final byte[] CHUNK_START = JsonFrame.fragment("{\"type\":\"assistant_message_chunk\",\"content\":");
+    private static final byte[] CHUNK_SESSION_ID = JsonFrame.fragment(",\"session_id\":");
+    private static final byte[] CHUNK_MESSAGE_ID = JsonFrame.fragment(",\"message_id\":");
+    private static final byte[] CHUNK_FINAL_END = JsonFrame.fragment(",\"is_final\":true}");
+    private static final byte[] CHUNK_NOT_FINAL_END = JsonFrame.fragment(",\"is_final\":false}");
 
     /** What this connection knows of one run between its start and its end. */
     private static final class RunState {
@@ -190,6 +196,16 @@ final class HaiEncoder {
     /** A chunk of a streamed message: the hot path, with every repeated part encoded once. */
     private void chunk(String messageId, String content, boolean last, List<Citation> citations,
                        String sessionId, FrameWriter out) throws IOException {
+        if (citations.isEmpty()) {
+            // Every delta's chunk: written as bytes, its constant parts and ids encoded once.
+            JsonFrame.open()
+                    .raw(CHUNK_START).string(content)
+                    .raw(CHUNK_SESSION_ID).string(chunkSessionId.of(sessionId))
+                    .raw(CHUNK_MESSAGE_ID).string(chunkMessageId.of(messageId))
+                    .raw(last ? CHUNK_FINAL_END : CHUNK_NOT_FINAL_END)
+                    .writeTo(out);
+            return;
+        }
         JsonGenerator gen = out.begin();
         gen.writeStartObject();
         gen.writeFieldName(TYPE);

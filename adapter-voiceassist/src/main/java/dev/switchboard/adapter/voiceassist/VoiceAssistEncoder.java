@@ -1,12 +1,12 @@
 package dev.switchboard.adapter.voiceassist;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.SerializableString;
 import dev.switchboard.core.Citation;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonFrame;
 import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
@@ -23,11 +23,10 @@ import java.util.Map;
  * last message, which a failed run's {@code error} names.
  */
 final class VoiceAssistEncoder {
-    private static final SerializableString TYPE = JsonText.of("type");
-    private static final SerializableString MESSAGE_CHUNK = JsonText.of("message_chunk");
-    private static final SerializableString MESSAGE_ID = JsonText.of("message_id");
-    private static final SerializableString CONTENT = JsonText.of("content");
-    private static final SerializableString CHUNK_INDEX = JsonText.of("chunk_index");
+    private static final byte[] CHUNK_START = JsonFrame.fragment("{\"type\":\"message_chunk\",\"message_id\":");
+    private static final byte[] CHUNK_CONTENT = JsonFrame.fragment(",\"content\":");
+    private static final byte[] CHUNK_INDEX = JsonFrame.fragment(",\"chunk_index\":");
+    private static final byte[] CHUNK_END = JsonFrame.fragment("}");
 
     /** The streaming message's id, encoded once for all its chunks. */
     private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
@@ -73,17 +72,12 @@ final class VoiceAssistEncoder {
                 // A connection that joined mid-message numbers the chunks it sees from 0.
                 int[] next = run.nextChunk.computeIfAbsent(delta.messageId(), id -> new int[1]);
                 run.lastMessageId = delta.messageId();
-                JsonGenerator gen = out.begin();
-                gen.writeStartObject();
-                gen.writeFieldName(TYPE);
-                gen.writeString(MESSAGE_CHUNK);
-                gen.writeFieldName(MESSAGE_ID);
-                gen.writeString(chunkMessageId.of(delta.messageId()));
-                gen.writeFieldName(CONTENT);
-                gen.writeString(delta.delta());
-                gen.writeFieldName(CHUNK_INDEX);
-                gen.writeNumber(next[0]++);
-                end(gen, out);
+                JsonFrame.open()
+                        .raw(CHUNK_START).string(chunkMessageId.of(delta.messageId()))
+                        .raw(CHUNK_CONTENT).string(delta.delta())
+                        .raw(CHUNK_INDEX).number(next[0]++)
+                        .raw(CHUNK_END)
+                        .writeTo(out);
             }
             case MESSAGE_COMPLETED -> {
                 Event.MessageCompleted done = (Event.MessageCompleted) event;

@@ -17,6 +17,18 @@ public interface FrameWriter {
     void end() throws IOException;
 
     /**
+     * Queues {@code length} bytes of {@code json} from {@code offset}, one whole JSON document
+     * (UTF-8), as a frame of its own: what {@link JsonFrame#writeTo} calls. The bytes are copied
+     * before this returns. This default writes them through {@link #begin()}; a writer that can
+     * copy them straight into its frame should.
+     */
+    default void frame(byte[] json, int offset, int length) throws IOException {
+        JsonGenerator generator = begin();
+        generator.writeRaw(new String(json, offset, length, java.nio.charset.StandardCharsets.UTF_8));
+        end();
+    }
+
+    /**
      * A writer that sends nothing: for bringing a session's state up to events its client was
      * shown before (see {@link dev.switchboard.core.Subscriber#prime}).
      */
@@ -34,6 +46,10 @@ public interface FrameWriter {
             public void end() throws IOException {
                 generator.close();
                 generator = null;
+            }
+
+            @Override
+            public void frame(byte[] json, int offset, int length) {
             }
         };
     }

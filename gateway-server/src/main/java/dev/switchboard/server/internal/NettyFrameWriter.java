@@ -88,6 +88,15 @@ public final class NettyFrameWriter implements FrameWriter {
         sink.accept(frame.writeBytes(suffix));
     }
 
+    @Override
+    public void frame(byte[] json, int offset, int length) {
+        if (buf != null) {
+            throw new IllegalStateException("frame() inside an open frame");
+        }
+        ByteBuf frame = ctx.alloc().buffer(prefix.length + length + suffix.length);
+        sink.accept(frame.writeBytes(prefix).writeBytes(json, offset, length).writeBytes(suffix));
+    }
+
     /** Sets the bytes written before each following frame. */
     void prefix(byte[] prefix) {
         this.prefix = prefix;
