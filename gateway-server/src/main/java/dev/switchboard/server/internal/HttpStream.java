@@ -10,17 +10,16 @@ import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.Decoded;
 import dev.switchboard.core.spi.HttpExchange;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -63,6 +62,8 @@ final class HttpStream implements Subscriber {
     private final String traceparent;
     /** {@code sse} for a streamed answer, {@code http} for a whole one. */
     private final String transport;
+    /** Where the stream's chunks are written; looked up with the first. */
+    private ChannelHandlerContext chunkContext;
     private GatewayError pendingError;
     private boolean headSent;
     private boolean streamStarted;
@@ -86,7 +87,8 @@ final class HttpStream implements Subscriber {
         this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn);
         this.bodyWriter = new NettyFrameWriter(ctx, new byte[0], new byte[0], this::sendBody);
         this.streamWriter = exchange.streaming()
-                ? new NettyFrameWriter(ctx, SSE_PREFIX, SSE_SUFFIX, this::sendEvent) : bodyWriter;
+                ? new NettyFrameWriter(ctx, WireFraming.SSE_CHUNK_HEADROOM, SSE_PREFIX, SSE_SUFFIX, this::sendEvent)
+                : bodyWriter;
         outbox.bind(ctx);
         outbox.meter(metrics.delivery(dialect));
         metrics.opened(dialect, transport);
@@ -130,9 +132,7 @@ final class HttpStream implements Subscriber {
         try {
             exchange.encode(e, streamWriter);
             if (lastOfEvent != null) {
-                writeEvent(Unpooled.wrappedBuffer(
-                        Unpooled.wrappedBuffer(("id: " + eventSeq + "\n").getBytes(StandardCharsets.US_ASCII)),
-                        lastOfEvent));
+                writeEvent(lastOfEvent, eventSeq);
             }
         } catch (IOException | RuntimeException ex) {
             streamWriter.abort();
@@ -197,15 +197,16 @@ final class HttpStream implements Subscriber {
     private void sendEvent(ByteBuf event) {
         if (eventSeq > 0) {
             if (lastOfEvent != null) {
-                writeEvent(lastOfEvent);
+                writeEvent(lastOfEvent, 0);
             }
             lastOfEvent = event;
         } else {
-            writeEvent(event);
+            writeEvent(event, 0);
         }
     }
 
-    private void writeEvent(ByteBuf event) {
+    /** Writes one SSE event, with {@code id: <seq>} first when {@code seq} is above 0. */
+    private void writeEvent(ByteBuf event, long seq) {
         if (!headSent) {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
@@ -217,8 +218,22 @@ final class HttpStream implements Subscriber {
             streamStarted = true;
             ctx.write(head);
         }
-        outbox.wrote(event.readableBytes());
-        ctx.write(new DefaultHttpContent(event));
+        ByteBuf chunk = WireFraming.sseChunk(event, seq);
+        outbox.wrote(chunk.readableBytes());
+        // Already a chunk: written past the HTTP encoder, which would frame it again. The response's
+        // head went through the encoder, and its last chunk does, which ends the body there.
+        chunkContext().write(chunk, ctx.voidPromise());
+    }
+
+    /** The HTTP codec's context: a write there starts past the codec. */
+    private ChannelHandlerContext chunkContext() {
+        if (chunkContext == null) {
+            chunkContext = ctx.pipeline().context(HttpServerCodec.class);
+            if (chunkContext == null) {
+                throw new IllegalStateException("an SSE stream without an HTTP codec in its pipeline");
+            }
+        }
+        return chunkContext;
     }
 
     void writabilityChanged() {

@@ -31,7 +31,11 @@ public final class NettyFrameWriter implements FrameWriter {
         }
     };
 
+    /** Room left after a frame's JSON for what its sink appends (a cursor, a chunk's CRLF). */
+    private static final int TAILROOM = 32;
+
     private final ChannelHandlerContext ctx;
+    private final int headroom;
     private byte[] prefix;
     private final byte[] suffix;
     private final Consumer<ByteBuf> sink;
@@ -40,7 +44,18 @@ public final class NettyFrameWriter implements FrameWriter {
     private FrameOutput output;
 
     public NettyFrameWriter(ChannelHandlerContext ctx, byte[] prefix, byte[] suffix, Consumer<ByteBuf> sink) {
+        this(ctx, 0, prefix, suffix, sink);
+    }
+
+    /**
+     * With {@code headroom} bytes left free before each frame (its buffer's reader index starts
+     * there), so the sink can put the transport's framing in front of it without a copy
+     * ({@link WireFraming}).
+     */
+    public NettyFrameWriter(ChannelHandlerContext ctx, int headroom, byte[] prefix, byte[] suffix,
+                            Consumer<ByteBuf> sink) {
         this.ctx = ctx;
+        this.headroom = headroom;
         this.prefix = prefix;
         this.suffix = suffix;
         this.sink = sink;
@@ -57,7 +72,7 @@ public final class NettyFrameWriter implements FrameWriter {
             OUTPUT.set(out);
         }
         ByteBuf frame = ctx.alloc().buffer(256);
-        frame.writeBytes(prefix);
+        frame.setIndex(headroom, headroom).writeBytes(prefix);
         JsonGenerator generator;
         try {
             generator = out.open(frame);
@@ -93,7 +108,8 @@ public final class NettyFrameWriter implements FrameWriter {
         if (buf != null) {
             throw new IllegalStateException("frame() inside an open frame");
         }
-        ByteBuf frame = ctx.alloc().buffer(prefix.length + length + suffix.length);
+        ByteBuf frame = ctx.alloc().buffer(headroom + prefix.length + length + suffix.length + TAILROOM);
+        frame.setIndex(headroom, headroom);
         sink.accept(frame.writeBytes(prefix).writeBytes(json, offset, length).writeBytes(suffix));
     }
 

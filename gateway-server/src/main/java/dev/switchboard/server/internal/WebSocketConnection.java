@@ -92,17 +92,17 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        this.writer = new NettyFrameWriter(ctx, new byte[0], new byte[0], frame -> {
+        this.writer = new NettyFrameWriter(ctx, WireFraming.WEBSOCKET_HEADROOM, new byte[0], new byte[0], frame -> {
             if (encodingSeq > 0 && adapter.cursorStyle() != Cursors.Style.NONE) {
                 // Only an event's last frame carries its cursor (see encode): hold it until the next.
                 if (lastOfEvent != null) {
                     outbox.wrote(lastOfEvent.readableBytes());
-                    ctx.write(new TextWebSocketFrame(lastOfEvent), ctx.voidPromise());
+                    ctx.write(WireFraming.webSocketText(lastOfEvent), ctx.voidPromise());
                 }
                 lastOfEvent = frame;
             } else {
                 outbox.wrote(frame.readableBytes());
-                ctx.write(new TextWebSocketFrame(frame), ctx.voidPromise());
+                ctx.write(WireFraming.webSocketText(frame), ctx.voidPromise());
             }
         });
         outbox.bind(ctx);
@@ -267,7 +267,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             if (lastOfEvent != null) {
                 addCursor(lastOfEvent, adapter.cursorStyle(), encodingSeq);
                 outbox.wrote(lastOfEvent.readableBytes());
-                ctx.write(new TextWebSocketFrame(lastOfEvent), ctx.voidPromise());
+                ctx.write(WireFraming.webSocketText(lastOfEvent), ctx.voidPromise());
             }
         } catch (IOException | RuntimeException ex) {
             if (lastOfEvent != null) {
