@@ -33,11 +33,12 @@ public record LoadResult(String server, LoadPlan plan, long frames, long runs, l
 
     public String summary() {
         return String.format("%-8s %-15s clients=%5d runs=%6d frames=%9d in %6.2fs: %,10.0f ev/s  p50=%.1fms "
-                        + "p99=%.1fms p99.9=%.1fms%s retries=%d errors=%d%s  server cpu=%.1fs rss=%dMiB",
+                        + "p99=%.1fms p99.9=%.1fms%s retries=%d errors=%d%s  server cpu=%.1fs rss=%dMiB jit=%.1fs",
                 server, plan.dialect().id, plan.clients(), runs, frames, seconds(), eventsPerSecond(),
                 latencyMillis(50), latencyMillis(99), latencyMillis(99.9), latencyFromRequest ? " (from request)" : "",
                 retries, errors, timedOut ? " TIMED OUT" : "",
                 serverStats == null ? 0 : serverStats.cpuSeconds(),
-                serverStats == null ? 0 : serverStats.peakRssBytes() >> 20);
+                serverStats == null ? 0 : serverStats.peakRssBytes() >> 20,
+                serverStats == null ? 0 : serverStats.jitSeconds());
     }
 }

@@ -21,6 +21,7 @@ public final class ProcessProbe {
 
     private final List<Long> pids;
     private final Map<Long, Long> startTicks = new HashMap<>();
+    private final Map<Long, Long> startJitTicks = new HashMap<>();
     private final Map<Long, Long> peakRss = new HashMap<>();
     private final long machineStart;
     private final Thread sampler;
@@ -30,6 +31,7 @@ public final class ProcessProbe {
         this.pids = pids;
         for (long pid : pids) {
             startTicks.put(pid, cpuTicks(pid));
+            startJitTicks.put(pid, jitTicks(pid));
             peakRss.put(pid, rssBytes(pid));
         }
         machineStart = machineBusyTicks();
@@ -70,8 +72,9 @@ public final class ProcessProbe {
         Map<Long, ProcessStats> out = new HashMap<>();
         for (long pid : pids) {
             long ticks = cpuTicks(pid) - startTicks.get(pid);
+            long jit = jitTicks(pid) - startJitTicks.get(pid);
             long rss = Math.max(peakRss.get(pid), rssBytes(pid));
-            out.put(pid, new ProcessStats(ticks / TICKS, rss));
+            out.put(pid, new ProcessStats(ticks / TICKS, rss, jit / TICKS));
         }
         return out;
     }
@@ -91,6 +94,33 @@ public final class ProcessProbe {
         } catch (IOException | RuntimeException e) {
             return 0;
         }
+    }
+
+    /**
+     * User plus system CPU ticks of a JVM's JIT compiler threads (HotSpot's {@code C1 CompilerThread}
+     * and {@code C2 CompilerThread}, whose names the kernel keeps as {@code C1 CompilerThre} and
+     * {@code C2 CompilerThre}); 0 for a process without them or that is gone. Threads that ended
+     * take their ticks with them, so this can fall when the JVM retires a compiler thread.
+     */
+    public static long jitTicks(long pid) {
+        long ticks = 0;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String comm = Files.readString(task.resolve("comm")).strip();
+                    if (comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre")) {
+                        String stat = Files.readString(task.resolve("stat"));
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // The thread ended between the listing and the read.
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+        return ticks;
     }
 
     /**

@@ -1,5 +1,12 @@
 package dev.switchboard.bench;
 
-/** A process's CPU time (user + system) over a phase and its largest resident set seen in it. */
-public record ProcessStats(double cpuSeconds, long peakRssBytes) {
+/**
+ * A process's CPU time (user + system) over a phase and its largest resident set seen in it;
+ * {@code jitSeconds} is the part of the CPU time its JIT compiler threads took (0 for a process
+ * that is not a JVM).
+ */
+public record ProcessStats(double cpuSeconds, long peakRssBytes, double jitSeconds) {
+    public ProcessStats(double cpuSeconds, long peakRssBytes) {
+        this(cpuSeconds, peakRssBytes, 0);
+    }
 }
