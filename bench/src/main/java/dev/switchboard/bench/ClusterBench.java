@@ -302,9 +302,11 @@ public final class ClusterBench {
         Map<Long, ProcessStats> stats = probe.stop();
         double postgres = ProcessProbe.seconds(ProcessProbe.treeCpuTicks(postgresPid) - postgresBefore);
         double nodesCpu = 0;
+        double nodesJit = 0;
         long nodesRss = 0;
         for (ServerProcess s : measured) {
             nodesCpu += stats.get(s.pid()).cpuSeconds();
+            nodesJit += stats.get(s.pid()).jitSeconds();
             nodesRss = Math.max(nodesRss, stats.get(s.pid()).peakRssBytes());
         }
         double everyone = postgres;
@@ -313,7 +315,7 @@ public final class ClusterBench {
         }
         double other = Math.max(0, probe.machineBusySeconds() - everyone);
         otherCpu[0] += other;
-        return new Point(setup, r.with(new ProcessStats(nodesCpu, nodesRss), stats.get(self), other),
+        return new Point(setup, r.with(new ProcessStats(nodesCpu, nodesRss, nodesJit), stats.get(self), other),
                 stats.get(redisPid).cpuSeconds(), postgres);
     }
 }

@@ -6,7 +6,4 @@ package dev.switchboard.bench;
  * that is not a JVM).
  */
 public record ProcessStats(double cpuSeconds, long peakRssBytes, double jitSeconds) {
-    public ProcessStats(double cpuSeconds, long peakRssBytes) {
-        this(cpuSeconds, peakRssBytes, 0);
-    }
 }
