@@ -19,6 +19,9 @@ public final class EndToEnd {
     public static final String GATEWAY = "gateway";
     public static final String FLOOR = "floor";
     public static final String PEER = "peer";
+    /** A warm-up run after which the JIT took at most this share of a server's CPU ends the warm-up. */
+    private static final double SETTLED_JIT_SHARE = 0.05;
+    private static final int MAX_WARM_RUNS = 6;
 
     /** What to run: client counts, chunks per run, frames per point, rounds, limits. */
     public record Settings(int[] clients, int chunks, long framesPerPoint, int rounds, Duration limit,
@@ -220,10 +223,6 @@ public final class EndToEnd {
                     r.serverStats().cpuSeconds()));
         }
     }
-
-    /** A warm-up run after which the JIT took at most this share of a server's CPU ends the warm-up. */
-    private static final double SETTLED_JIT_SHARE = 0.05;
-    private static final int MAX_WARM_RUNS = 6;
 
     /** Runs one plan against one server, watching the server's and this process's CPU and memory. */
     private static LoadResult measure(LoadClient client, ServerProcess server, LoadPlan plan, double[] otherCpu)

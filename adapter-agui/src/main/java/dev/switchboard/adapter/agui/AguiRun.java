@@ -222,7 +222,8 @@ final class AguiRun {
 
     private void openMessage(String messageId, long timestamp, FrameWriter out) throws IOException {
         // Looked up before it is added: most calls are a delta's, whose message is open.
-        if (!openMessages.contains(messageId) && openMessages.add(messageId)) {
+        if (!openMessages.contains(messageId)) {
+            openMessages.add(messageId);
             AguiEvents.textMessageStart(out, timestamp, messageId, "assistant");
         }
     }

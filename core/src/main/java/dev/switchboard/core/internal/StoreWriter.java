@@ -60,11 +60,18 @@ public final class StoreWriter {
     private final Thread thread;
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
+    private final long lingerNanos;
     private volatile boolean stopped;
 
     public StoreWriter(ConversationStore store, HubMetrics metrics) {
+        this(store, metrics, LINGER_NANOS);
+    }
+
+    /** With how long a busy batch waits for more ({@link #LINGER_NANOS} but in tests). */
+    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos) {
         this.store = store;
         this.metrics = metrics;
+        this.lingerNanos = lingerNanos;
         this.thread = new Thread(this::loop, "switchboard-store-writer");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -176,9 +183,9 @@ public final class StoreWriter {
         }
     }
 
-    /** Adds what is queued over the next {@link #LINGER_NANOS}, up to a full batch. */
+    /** Adds what is queued over the next {@link #lingerNanos}, up to a full batch. */
     private void linger(List<Op> ops) {
-        long deadline = System.nanoTime() + LINGER_NANOS;
+        long deadline = System.nanoTime() + lingerNanos;
         long left;
         while (ops.size() < MAX_BATCH && (left = deadline - System.nanoTime()) > 0) {
             Op next;

@@ -3,6 +3,7 @@ package dev.switchboard.core.spi;
 import com.fasterxml.jackson.core.JsonGenerator;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Where a dialect session writes outbound text frames: {@link #begin()} opens a frame and
@@ -24,7 +25,7 @@ public interface FrameWriter {
      */
     default void frame(byte[] json, int offset, int length) throws IOException {
         JsonGenerator generator = begin();
-        generator.writeRaw(new String(json, offset, length, java.nio.charset.StandardCharsets.UTF_8));
+        generator.writeRaw(new String(json, offset, length, StandardCharsets.UTF_8));
         end();
     }
 

@@ -296,27 +296,11 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             frame.writeByte(',');
         }
         frame.writeBytes(metadata ? METADATA_SEQ_FIELD : SEQ_FIELD);
-        writeDecimal(frame, seq);
+        WireFraming.writeDecimal(frame, seq);
         if (metadata) {
             frame.writeByte('}');
         }
         frame.writeByte('}');
-    }
-
-    /** Writes a positive number in ASCII digits, without making a string of it. */
-    private static void writeDecimal(ByteBuf buf, long n) {
-        int digits = 1;
-        for (long rest = n / 10; rest > 0; rest /= 10) {
-            digits++;
-        }
-        buf.ensureWritable(digits);
-        int at = buf.writerIndex();
-        long rest = n;
-        for (int i = at + digits - 1; i >= at; i--) {
-            buf.setByte(i, '0' + (int) (rest % 10));
-            rest /= 10;
-        }
-        buf.writerIndex(at + digits);
     }
 
     @Override

@@ -68,11 +68,7 @@ final class WireFraming {
             int digits = digits(seq);
             int at = chunk.readerIndex() - ID.length - digits - 1;
             chunk.setBytes(at, ID);
-            long rest = seq;
-            for (int i = at + ID.length + digits - 1; i >= at + ID.length; i--) {
-                chunk.setByte(i, '0' + (int) (rest % 10));
-                rest /= 10;
-            }
+            setDecimal(chunk, at + ID.length, seq, digits);
             chunk.setByte(at + ID.length + digits, '\n');
             chunk.readerIndex(at);
         }
@@ -90,6 +86,23 @@ final class WireFraming {
         chunk.setByte(at + hexDigits + 1, '\n');
         chunk.readerIndex(at);
         return chunk.writeByte('\r').writeByte('\n');
+    }
+
+    /** Appends a number of at least 0 in ASCII digits, without making a string of it. */
+    static void writeDecimal(ByteBuf buf, long n) {
+        int digits = digits(n);
+        buf.ensureWritable(digits);
+        setDecimal(buf, buf.writerIndex(), n, digits);
+        buf.writerIndex(buf.writerIndex() + digits);
+    }
+
+    /** Sets {@code n}'s {@code digits} ASCII digits from {@code at}. */
+    private static void setDecimal(ByteBuf buf, int at, long n, int digits) {
+        long rest = n;
+        for (int i = at + digits - 1; i >= at; i--) {
+            buf.setByte(i, '0' + (int) (rest % 10));
+            rest /= 10;
+        }
     }
 
     private static int digits(long n) {

@@ -1,0 +1,95 @@
+package dev.switchboard.core.internal;
+
+import dev.switchboard.core.InMemoryConversationStore;
+import dev.switchboard.core.spi.ConversationRecord;
+import dev.switchboard.core.spi.ConversationStore;
+import dev.switchboard.core.spi.StoreBatch;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Group commit: a batch that found the writer busy waits for more writes; a quiet write commits at once. */
+class StoreWriterTest {
+    /** Long enough that no scheduling delay of a busy machine looks like the end of the wait. */
+    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(3);
+
+    private final List<Integer> batches = new CopyOnWriteArrayList<>();
+    private final AtomicInteger filled = new AtomicInteger();
+    private final CountDownLatch firstWriteMayEnd = new CountDownLatch(1);
+    private final InMemoryConversationStore inner = new InMemoryConversationStore();
+    /** Records how many writes each committed batch held; the first commit waits for the test. */
+    private final ConversationStore store = (ConversationStore) Proxy.newProxyInstance(
+            getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                if (method.getName().equals("write")) {
+                    batches.add(filled.getAndSet(0));
+                    if (batches.size() == 1) {
+                        firstWriteMayEnd.await();
+                    }
+                }
+                try {
+                    return method.invoke(inner, args);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+            });
+    private final StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS);
+    private int conversations;
+
+    @AfterEach
+    void stop() throws Exception {
+        firstWriteMayEnd.countDown();
+        writer.stop().get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aBatchThatFoundManyWritesQueuedWaitsForMoreAndCommitsThemTogether() throws Exception {
+        CountDownLatch firstCommitted = new CountDownLatch(1);
+        writer.write(this::fill, firstCommitted::countDown);
+        awaitBatches(1);
+        // 64 writes queue up while the first commit is held back: the next batch finds them all.
+        for (int i = 0; i < 64; i++) {
+            writer.write(this::fill, null);
+        }
+        firstWriteMayEnd.countDown();
+        assertThat(firstCommitted.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(200);
+        CountDownLatch lateCommitted = new CountDownLatch(1);
+        writer.write(this::fill, lateCommitted::countDown);
+        assertThat(lateCommitted.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(batches).as("the write that came 200 ms later is committed with the 64").containsExactly(1, 65);
+    }
+
+    @Test
+    void aQuietWriteCommitsAtOnce() throws Exception {
+        firstWriteMayEnd.countDown();
+        CountDownLatch committed = new CountDownLatch(1);
+        long start = System.nanoTime();
+        writer.write(this::fill, committed::countDown);
+        assertThat(committed.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(System.nanoTime() - start).as("no wait for more writes").isLessThan(LINGER_NANOS / 2);
+        assertThat(batches).containsExactly(1);
+    }
+
+    private void fill(StoreBatch b) {
+        filled.incrementAndGet();
+        b.addConversation(new ConversationRecord("c" + conversations++, "user", 0));
+    }
+
+    private void awaitBatches(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (batches.size() < n && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertThat(batches).hasSize(n);
+    }
+}
