@@ -142,7 +142,14 @@ class ClusterChaosSoakTest {
     void clientsSpreadOverThreeNodesLoseNothingThroughDropsMovesAndAKillNineOfOneNode() throws Exception {
         String storeUrl = postgres.newDatabase();
         List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-Dlogback.configurationFile="
-                + Path.of(ClusterChaosSoakTest.class.getResource("/soak-cluster-logback.xml").toURI())));
+                + Path.of(ClusterChaosSoakTest.class.getResource("/soak-cluster-logback.xml").toURI()),
+                // Netty's leak detector samples one buffer in 16 here, with its access records, where
+                // other child gateways track every buffer (paranoid): the Redis client's I/O threads
+                // decode every event a node hears through Netty buffers, and recording a stack trace at
+                // each access of each one took more CPU than the node's own work, so that on two cores
+                // shared by three nodes the lease renewals waited seconds for their answers (see
+                // RELIABILITY.md, "The cluster soak"). A leak on any path still shows within the soak.
+                "-Dio.netty.leakDetection.level=advanced", "-Dio.netty.leakDetection.samplingInterval=16"));
         String extraJvmArgs = System.getProperty("soak.jvmArgs", "");
         if (!extraJvmArgs.isBlank()) {
             jvm.addAll(List.of(extraJvmArgs.strip().split("\\s+")));
@@ -348,7 +355,9 @@ class ClusterChaosSoakTest {
 
     private Node node(String id, String storeUrl, List<String> jvm) throws Exception {
         Path log = dir.resolve("node-" + id + ".log");
-        ChildGateway g = ChildGateway.start(dir.resolve("data-" + id), ChildGateway.freePort(), log, jvm,
+        // "{node}" in -Dsoak.jvmArgs names a file per node, e.g. -XX:StartFlightRecording:filename=/tmp/{node}.jfr
+        List<String> args = jvm.stream().map(a -> a.replace("{node}", id)).toList();
+        ChildGateway g = ChildGateway.start(dir.resolve("data-" + id), ChildGateway.freePort(), log, args,
                 "--store-url", storeUrl, "--cluster-redis-url", redis.url(), "--node-id", id,
                 "--cluster-lease-ms", Long.toString(LEASE.toMillis()), "--cluster-stream-max", STREAM_MAX,
                 "--demo-delay-ms", "10", "--rate-limit-runs-per-minute", "0",

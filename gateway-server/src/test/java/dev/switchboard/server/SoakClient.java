@@ -234,8 +234,10 @@ abstract class SoakClient implements Runnable {
     final boolean busyExpected() {
         return dialect == SoakDialect.VOICE || outlivedKill || plan.wasKilled() && dialect.asksApprovals()
                 // The last run may have been the killed node's: until a node takes its lease over,
-                // the cluster holds that run active, ended or not (README "Cluster").
-                || plan.inClusterCrashWindow(previousPort);
+                // the cluster holds that run active, ended or not (README "Cluster"). It was if the
+                // killed node served the client last, or took its last request and died answering it
+                // (a busy answer elsewhere since changes neither).
+                || plan.inClusterCrashWindow(previousPort) || plan.inClusterCrashWindow(servedBy);
     }
 
     /** Notes a step (ms since the soak began), keeping the last 24. */

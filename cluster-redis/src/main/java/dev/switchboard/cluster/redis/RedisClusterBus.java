@@ -45,9 +45,12 @@ import java.util.function.Consumer;
  * conversation's meta hash keeps its top seq and the seq at which its last writer released, so the
  * next writer learns whether it may go on at once.
  *
- * <p>One command connection (pipelined: every call is sent at once, answers come in order) and one
- * pub/sub connection per node. Calls fail at once while the connection is down (it reconnects by
- * itself), and after the command timeout when Redis does not answer.
+ * <p>Three connections per node, each pipelined (every call is sent at once, answers come in order):
+ * one for publishes, history and the rest, one for pub/sub, and one for write leases and the node's
+ * presence on an I/O thread of its own, so that a lease's renewal never waits behind a busy node's
+ * publishes and history reads (a renewal answered late makes its writer stop). Calls fail at once
+ * while a connection is down (it reconnects by itself), and after the command timeout when Redis
+ * does not answer.
  *
  * <p>Key layout: see {@link RedisKeys}. Redis 6.2 or later.
  */
@@ -83,6 +86,10 @@ public final class RedisClusterBus implements ClusterBus {
     private final ClientResources resources;
     private final RedisClient client;
     private final RedisAsyncCommands<String, byte[]> redis;
+    /** Write leases and presence: a connection and an I/O thread of their own. */
+    private final ClientResources leaseResources;
+    private final RedisClient leaseClient;
+    private final RedisAsyncCommands<String, byte[]> leases;
     private final StatefulRedisPubSubConnection<String, byte[]> pubSub;
     private final String nodeChannel;
     private final byte[] streamMax;
@@ -99,11 +106,15 @@ public final class RedisClusterBus implements ClusterBus {
 
     private RedisClusterBus(RedisClusterConfig config, ClientResources resources, RedisClient client,
                             StatefulRedisConnection<String, byte[]> connection,
-                            StatefulRedisPubSubConnection<String, byte[]> pubSub) {
+                            StatefulRedisPubSubConnection<String, byte[]> pubSub, ClientResources leaseResources,
+                            RedisClient leaseClient, StatefulRedisConnection<String, byte[]> leaseConnection) {
         this.config = config;
         this.resources = resources;
         this.client = client;
         this.redis = connection.async();
+        this.leaseResources = leaseResources;
+        this.leaseClient = leaseClient;
+        this.leases = leaseConnection.async();
         this.pubSub = pubSub;
         this.nodeChannel = RedisKeys.node(config.nodeId());
         this.streamMax = ascii(config.streamMax());
@@ -121,6 +132,34 @@ public final class RedisClusterBus implements ClusterBus {
         ClientResources resources = DefaultClientResources.builder()
                 .reconnectDelay(Delay.exponential(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, 2, TimeUnit.MILLISECONDS))
                 .build();
+        ClientResources leaseResources = DefaultClientResources.builder()
+                .ioThreadPoolSize(1)
+                .computationThreadPoolSize(1)
+                .reconnectDelay(Delay.exponential(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, 2, TimeUnit.MILLISECONDS))
+                .build();
+        RedisClient client = client(config, resources);
+        RedisClient leaseClient = client(config, leaseResources);
+        RedisURI uri = RedisURI.create(config.url());
+        uri.setTimeout(config.commandTimeout());
+        var commands = client.connectAsync(CODEC, uri).toCompletableFuture();
+        var pubSub = client.connectPubSubAsync(CODEC, uri).toCompletableFuture();
+        var leases = leaseClient.connectAsync(CODEC, uri).toCompletableFuture();
+        return CompletableFuture.allOf(commands, pubSub, leases)
+                .thenApply(v -> new RedisClusterBus(config, resources, client, commands.join(), pubSub.join(),
+                        leaseResources, leaseClient, leases.join()))
+                .thenCompose(RedisClusterBus::loadScripts)
+                .thenCompose(RedisClusterBus::startPresence)
+                .whenComplete((bus, e) -> {
+                    if (e != null) {
+                        shutdown(client, resources);
+                        shutdown(leaseClient, leaseResources);
+                    } else {
+                        log.info("Connected to Redis at {} as node {}", config.address(), config.nodeId());
+                    }
+                });
+    }
+
+    private static RedisClient client(RedisClusterConfig config, ClientResources resources) {
         RedisClient client = RedisClient.create(resources);
         client.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
@@ -128,20 +167,7 @@ public final class RedisClusterBus implements ClusterBus {
                 .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
                 .socketOptions(SocketOptions.builder().connectTimeout(config.commandTimeout()).build())
                 .build());
-        RedisURI uri = RedisURI.create(config.url());
-        uri.setTimeout(config.commandTimeout());
-        var commands = client.connectAsync(CODEC, uri).toCompletableFuture();
-        var pubSub = client.connectPubSubAsync(CODEC, uri).toCompletableFuture();
-        return commands.thenCombine(pubSub, (c, p) -> new RedisClusterBus(config, resources, client, c, p))
-                .thenCompose(RedisClusterBus::loadScripts)
-                .thenCompose(RedisClusterBus::startPresence)
-                .whenComplete((bus, e) -> {
-                    if (e != null) {
-                        shutdown(client, resources);
-                    } else {
-                        log.info("Connected to Redis at {} as node {}", config.address(), config.nodeId());
-                    }
-                });
+        return client;
     }
 
     private CompletableFuture<RedisClusterBus> loadScripts() {
@@ -158,7 +184,7 @@ public final class RedisClusterBus implements ClusterBus {
      */
     private CompletableFuture<RedisClusterBus> startPresence() {
         long every = Math.max(100, config.leaseTtl().toMillis() / 3);
-        resources.eventExecutorGroup().scheduleWithFixedDelay(() -> renewPresence().exceptionally(e -> {
+        leaseResources.eventExecutorGroup().scheduleWithFixedDelay(() -> renewPresence().exceptionally(e -> {
             log.debug("could not renew the presence of node {}: {}", config.nodeId(), oneLine(e));
             return null;
         }), every, every, TimeUnit.MILLISECONDS);
@@ -166,7 +192,7 @@ public final class RedisClusterBus implements ClusterBus {
     }
 
     private CompletableFuture<Void> renewPresence() {
-        return PRESENCE.<List<Object>>run(redis, ScriptOutputType.MULTI, new String[] {RedisKeys.NODES},
+        return PRESENCE.<List<Object>>run(leases, ScriptOutputType.MULTI, new String[] {RedisKeys.NODES},
                         utf8(config.nodeId()), ascii(config.leaseTtl().toMillis() * 3))
                 .thenAccept(nodes -> {
                     List<byte[]> names = new ArrayList<>(nodes.size());
@@ -218,14 +244,14 @@ public final class RedisClusterBus implements ClusterBus {
     public CompletableFuture<Optional<Lease>> acquire(String conversationId) {
         String token = HexFormat.of().formatHex(randomBytes(16)) + "@" + config.nodeId();
         String member = RedisKeys.leaseIndexMember(conversationId, token);
-        CompletableFuture<List<Object>> acquired = LEASE_ACQUIRE.run(redis, ScriptOutputType.MULTI,
+        CompletableFuture<List<Object>> acquired = LEASE_ACQUIRE.run(leases, ScriptOutputType.MULTI,
                 RedisKeys.leaseAndMeta(conversationId), utf8(token), ascii(config.leaseTtl().toMillis()),
                 historyTtlSeconds);
-        CompletableFuture<Long> indexed = LEASE_INDEX.run(redis, ScriptOutputType.INTEGER, LEASE_INDEX_KEY,
+        CompletableFuture<Long> indexed = LEASE_INDEX.run(leases, ScriptOutputType.INTEGER, LEASE_INDEX_KEY,
                 utf8(member), ascii(config.leaseTtl().toMillis()));
         return acquired.thenCompose(reply -> {
             if (reply.isEmpty()) {
-                redis.zrem(RedisKeys.LEASE_INDEX, utf8(member));
+                leases.zrem(RedisKeys.LEASE_INDEX, utf8(member));
                 return CompletableFuture.completedFuture(Optional.empty());
             }
             Lease lease = new Lease(conversationId, config.nodeId(), token, number(reply.get(0)),
@@ -236,14 +262,14 @@ public final class RedisClusterBus implements ClusterBus {
 
     @Override
     public CompletableFuture<Boolean> raiseFence(Lease lease, long fence) {
-        return FENCE_RAISE.<Long>run(redis, ScriptOutputType.INTEGER, RedisKeys.leaseAndMeta(lease.conversationId()),
+        return FENCE_RAISE.<Long>run(leases, ScriptOutputType.INTEGER, RedisKeys.leaseAndMeta(lease.conversationId()),
                 utf8(lease.token()), ascii(fence)).thenApply(raised -> raised == 1);
     }
 
     @Override
     public CompletableFuture<Boolean> renew(Lease lease) {
         long ttlMs = config.leaseTtl().toMillis();
-        return LEASE_RENEW.<Long>run(redis, ScriptOutputType.INTEGER,
+        return LEASE_RENEW.<Long>run(leases, ScriptOutputType.INTEGER,
                         new String[] {RedisKeys.lease(lease.conversationId())}, utf8(lease.token()), ascii(ttlMs))
                 .thenCompose(renewed -> renewed == 0 ? CompletableFuture.completedFuture(false)
                         : index(lease, ttlMs).thenApply(v -> true));
@@ -265,15 +291,15 @@ public final class RedisClusterBus implements ClusterBus {
     }
 
     private CompletableFuture<Boolean> sendRelease(Lease lease, long topSeq) {
-        return LEASE_RELEASE.<Long>run(redis, ScriptOutputType.INTEGER, RedisKeys.leaseAndMeta(lease.conversationId()),
+        return LEASE_RELEASE.<Long>run(leases, ScriptOutputType.INTEGER, RedisKeys.leaseAndMeta(lease.conversationId()),
                         utf8(lease.token()), ascii(Math.max(0, topSeq)))
-                .thenCompose(released -> redis.zrem(RedisKeys.LEASE_INDEX, utf8(indexMember(lease)))
+                .thenCompose(released -> leases.zrem(RedisKeys.LEASE_INDEX, utf8(indexMember(lease)))
                         .thenApply(removed -> released == 1));
     }
 
     @Override
     public CompletableFuture<Optional<String>> holder(String conversationId) {
-        return redis.get(RedisKeys.lease(conversationId)).toCompletableFuture()
+        return leases.get(RedisKeys.lease(conversationId)).toCompletableFuture()
                 .thenApply(token -> Optional.ofNullable(token).map(t -> nodeOf(text(t))));
     }
 
@@ -283,7 +309,7 @@ public final class RedisClusterBus implements ClusterBus {
      */
     @Override
     public CompletableFuture<List<Lease>> claimExpired(int limit) {
-        return LEASE_CLAIM.<List<Object>>run(redis, ScriptOutputType.MULTI, LEASE_INDEX_KEY, ascii(limit))
+        return LEASE_CLAIM.<List<Object>>run(leases, ScriptOutputType.MULTI, LEASE_INDEX_KEY, ascii(limit))
                 .thenCompose(members -> {
                     List<CompletableFuture<Lease>> checks = members.stream()
                             .map(m -> lapsedOrReindexed(text(m)))
@@ -299,7 +325,7 @@ public final class RedisClusterBus implements ClusterBus {
         int newline = indexMember.indexOf('\n');
         String token = indexMember.substring(0, newline);
         String conversationId = indexMember.substring(newline + 1);
-        return LEASE_CHECK.<List<Object>>run(redis, ScriptOutputType.MULTI, RedisKeys.leaseAndMeta(conversationId),
+        return LEASE_CHECK.<List<Object>>run(leases, ScriptOutputType.MULTI, RedisKeys.leaseAndMeta(conversationId),
                         utf8(token))
                 .thenCompose(reply -> {
                     long remainingMs = (Long) reply.get(0);
@@ -307,13 +333,13 @@ public final class RedisClusterBus implements ClusterBus {
                         return CompletableFuture.completedFuture(new Lease(conversationId, nodeOf(token), token,
                                 number(reply.get(1)), (Long) reply.get(2) == 1, 0));
                     }
-                    return LEASE_INDEX.run(redis, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember),
+                    return LEASE_INDEX.run(leases, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember),
                             ascii(remainingMs)).thenApply(v -> null);
                 });
     }
 
     private CompletableFuture<Long> index(Lease lease, long ttlMs) {
-        return LEASE_INDEX.run(redis, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember(lease)),
+        return LEASE_INDEX.run(leases, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember(lease)),
                 ascii(ttlMs));
     }
 
@@ -509,16 +535,28 @@ public final class RedisClusterBus implements ClusterBus {
                 ascii(window.toMillis()));
     }
 
-    /** {@inheritDoc} Asks with {@code PING}; times out on the bus's own threads. */
+    /**
+     * {@inheritDoc} Asks with {@code PING} on the command connection and on the lease connection (a
+     * node whose leases cannot be renewed cannot write); times out on the bus's own threads.
+     */
     @Override
     public CompletableFuture<String> problem(Duration timeout) {
+        CompletableFuture<String> commands = ping(redis, "", timeout);
+        CompletableFuture<String> leasing = ping(leases, " on the lease connection", timeout);
+        return commands.thenCombine(leasing, (a, b) -> a != null ? a : b);
+    }
+
+    private CompletableFuture<String> ping(RedisAsyncCommands<String, byte[]> connection, String which,
+                                           Duration timeout) {
         CompletableFuture<String> answer = new CompletableFuture<>();
-        String silent = "Redis at " + config.address() + " did not answer PING within " + timeout.toMillis() + " ms";
+        String silent = "Redis at " + config.address() + " did not answer PING" + which + " within "
+                + timeout.toMillis() + " ms";
         var timer = resources.eventExecutorGroup().schedule(() -> answer.complete(silent), timeout.toNanos(),
                 TimeUnit.NANOSECONDS);
-        redis.ping().whenComplete((pong, e) -> {
+        connection.ping().whenComplete((pong, e) -> {
             timer.cancel(false);
-            answer.complete(e == null ? null : "Redis at " + config.address() + " did not answer PING: " + oneLine(e));
+            answer.complete(e == null ? null
+                    : "Redis at " + config.address() + " did not answer PING" + which + ": " + oneLine(e));
         });
         return answer;
     }
@@ -534,14 +572,14 @@ public final class RedisClusterBus implements ClusterBus {
                 : message.strip().replaceAll("\\s*[\\r\\n]+\\s*", " ");
     }
 
-    /** Closes both connections and the I/O threads. */
+    /** Closes the connections and the I/O threads. */
     @Override
     public CompletableFuture<Void> close() {
         synchronized (liveLock) {
             live.clear();
             nodeListener = null;
         }
-        return shutdown(client, resources);
+        return CompletableFuture.allOf(shutdown(client, resources), shutdown(leaseClient, leaseResources));
     }
 
     private static CompletableFuture<Void> shutdown(RedisClient client, ClientResources resources) {

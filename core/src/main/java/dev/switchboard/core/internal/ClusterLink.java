@@ -91,6 +91,7 @@ public final class ClusterLink {
     /** How long a take-over waits for the events it adopted to be stored before it fails the run. */
     private static final long STORE_WAIT_SECONDS = 30;
     private static final int APPLY_THREADS = 2;
+    private static final int PUBLISH_ANSWER_THREADS = 2;
     /**
      * Takes conversations over from writers that stopped, apart from the hub's workers: a busy node
      * must not leave a dead writer's run unfailed while its workers wait on requests; and a few at
@@ -104,6 +105,12 @@ public final class ClusterLink {
      * busy.
      */
     private final ExecutorService appliers;
+    /**
+     * Handles the bus's answers to this node's publishes, which take their conversation's lock: off
+     * the bus's I/O thread, whose every other answer (a lease's renewal among them) would otherwise
+     * wait while a thread holding that lock waits on PostgreSQL (a seq reservation, say).
+     */
+    private final ExecutorService publishAnswers;
     /** Expired leases this node claimed and has not yet taken over. */
     private final AtomicInteger takingOver = new AtomicInteger();
     /** Events emitted here and not yet answered by the bus. */
@@ -126,6 +133,12 @@ public final class ClusterLink {
         AtomicInteger m = new AtomicInteger();
         this.appliers = Executors.newFixedThreadPool(APPLY_THREADS, r -> {
             Thread t = new Thread(r, "switchboard-cluster-apply-" + m.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        AtomicInteger p = new AtomicInteger();
+        this.publishAnswers = Executors.newFixedThreadPool(PUBLISH_ANSWER_THREADS, r -> {
+            Thread t = new Thread(r, "switchboard-cluster-published-" + p.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
@@ -436,10 +449,21 @@ public final class ClusterLink {
                 return false;
             }
             phases.mark("lease");
-            ClusterBus.Lease lease = got.get().clean() ? got.get() : fenced(got.get());
+            // Renewed from now on: the reads below may outlast the lease time.
+            c.leaseSureUntil = asked + bus.leaseTtl().toNanos();
+            c.acquiring = got.get();
+            ClusterBus.Lease lease;
+            try {
+                lease = got.get().clean() ? got.get() : fenced(got.get());
+            } catch (RuntimeException e) {
+                c.acquiring = null;
+                throw e;
+            }
             if (lease == null) {
+                c.acquiring = null;
                 return false;
             }
+            c.acquiring = lease;
             phases.mark("fence");
             // The last event here once the conversation is caught up, below the seqs the last writer reserved.
             long applied;
@@ -475,15 +499,15 @@ public final class ClusterLink {
                 }
                 synchronized (c) {
                     applied = c.lastSeq;
-                    // Before the lease: the timer reads them without the lock.
-                    c.leaseSureUntil = asked + bus.leaseTtl().toNanos();
                     c.lease = lease;
+                    c.acquiring = null;
                     c.leaseHolds = 1;
                     republishLocked(c, unpublished, applied);
                     c.lastSeq = Math.max(c.lastSeq, Math.max(lease.topSeq(), floor));
                     c.reserved = Math.max(c.reserved, floor);
                 }
             } catch (RuntimeException e) {
+                c.acquiring = null;
                 bus.release(lease);
                 throw e;
             }
@@ -662,7 +686,7 @@ public final class ClusterLink {
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
-        sent.whenComplete((published, e) -> {
+        sent.whenCompleteAsync((published, e) -> {
             queued.addAndGet(-events.size());
             if (e != null) {
                 try (LogContext.Scope ids = LogContext.open(c.id, null)) {
@@ -687,7 +711,7 @@ public final class ClusterLink {
                 c.publishing = false;
                 settledLocked(c);
             }
-        });
+        }, publishAnswers);
     }
 
     /**
@@ -729,13 +753,15 @@ public final class ClusterLink {
             // A lease let go while its last events are on their way is still this node's: a run
             // that starts meanwhile holds it again, so it must not lapse in between.
             ClusterBus.Lease held = c.lease;
-            ClusterBus.Lease lease = held != null ? held : c.releaseWhenSettled;
+            ClusterBus.Lease settling = c.releaseWhenSettled;
+            ClusterBus.Lease lease = held != null ? held : settling != null ? settling : c.acquiring;
             if (lease != null) {
                 long asked = System.nanoTime();
                 bus.renew(lease).whenComplete((renewed, e) -> {
                     if (e == null && !renewed) {
                         workers.execute(LogContext.wrap(c.id, null, () -> lost(c, lease)));
-                    } else if (e == null && (c.lease == lease || c.releaseWhenSettled == lease)) {
+                    } else if (e == null
+                            && (c.lease == lease || c.releaseWhenSettled == lease || c.acquiring == lease)) {
                         // A race with another renewal's answer at worst keeps the earlier time: safe.
                         c.leaseSureUntil = Math.max(c.leaseSureUntil, asked + bus.leaseTtl().toNanos());
                     }

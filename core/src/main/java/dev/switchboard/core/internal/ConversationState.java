@@ -79,6 +79,12 @@ public final class ConversationState {
      * store: its release must follow its events, and says they are all durable.
      */
     volatile ClusterBus.Lease releaseWhenSettled;
+    /**
+     * A lease acquired and not yet {@link #lease}: renewed while the node reads what the last writer
+     * left (which may take longer than a lease time on a loaded machine), so that it does not lapse
+     * before its first use.
+     */
+    volatile ClusterBus.Lease acquiring;
     /** History messages other nodes' runs added lately, which the store may not hold yet. */
     final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
     /** Approvals other nodes resolved lately, whose new state the store may not hold yet. */

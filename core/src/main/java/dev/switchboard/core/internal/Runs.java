@@ -61,7 +61,11 @@ public final class Runs {
     final HubMetrics metrics;
     final HubTraces traces;
     private static final int HOLD_ATTEMPTS = 4;
-    private static final int HOLD_ATTEMPTS_AFTER_A_RUN = 31;
+    /**
+     * Some 3 s of asking: a writer lets go once its run's events are stored, which a PostgreSQL
+     * commit that stalls (a checkpoint, a busy disk) can hold up past 1.5 s.
+     */
+    private static final int HOLD_ATTEMPTS_AFTER_A_RUN = 61;
     private static final long HOLD_PAUSE_MS = 50;
     private volatile boolean shuttingDown;
 
@@ -193,7 +197,7 @@ public final class Runs {
     /**
      * Holds the conversation's lease, asking again a few times over some 150 ms (and, when the run
      * this node knows of is still going on then, once more after reading what the cluster has), or
-     * over some 1.5 s while this node knows of no run going on there: a run that just ended on another
+     * over some 3 s while this node knows of no run going on there: a run that just ended on another
      * node lets its lease go only once its last events are published and stored, which a busy cluster
      * takes longer than 150 ms to do after its client saw the run end.
      */

@@ -35,6 +35,8 @@ public final class StoreWriter {
      */
     private static final int BUSY = 64;
     private static final long LINGER_NANOS = 5_000_000;
+    /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
+    private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fence of a write that carries none (see {@link #write(String, long, Consumer, Runnable)}). */
     static final long UNFENCED = -1;
     /** Writes queued past which {@link #awaitRoom} holds emitters back until the store catches up. */
@@ -212,8 +214,13 @@ public final class StoreWriter {
             try {
                 long start = System.nanoTime();
                 store.write(batch);
-                metrics.stored(batch.messages().size() + batch.events().size() + batch.approvals().size(),
-                        System.nanoTime() - start);
+                long took = System.nanoTime() - start;
+                metrics.stored(batch.messages().size() + batch.events().size() + batch.approvals().size(), took);
+                if (took > SLOW_WRITE_NANOS) {
+                    // Everything queued behind it waited as long: in a cluster, the leases of runs that ended meanwhile.
+                    log.info("the store took {} ms to write {}", TimeUnit.NANOSECONDS.toMillis(took),
+                            Plural.of(batch.events().size(), "event"));
+                }
             } catch (RuntimeException e) {
                 // The events were delivered already: live clients keep their run, the log says what history lost.
                 log.error("store write of {} failed; delivered but not stored",
