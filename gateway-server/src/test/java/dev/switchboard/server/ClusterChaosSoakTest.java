@@ -91,10 +91,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code target/cluster-soak-report.txt}; the node logs, and the stored events of every
  * conversation a failure names, to {@code target/cluster-soak-logs}.
  *
- * <p>Not yet part of the build: it still finds the cluster losing events (a node's live path keeps a
- * hole where it applied a later event before an earlier one reached it, so its clients miss seqs,
- * and a cursor in such a hole is answered with a resync though it is stored; see RELIABILITY.md, "The
- * cluster soak"). Run it with {@code -Dsoak.cluster=true}; it joins the build once it passes.
+ * <p>Not yet part of the build: about one run in three still fails, mostly from a node whose
+ * {@code SUBSCRIBE} to a conversation's channel goes unconfirmed for 5 s at the soak's start, so
+ * loading that conversation fails and its clients are answered {@code unavailable} (see
+ * RELIABILITY.md, "The cluster soak"). Run it with {@code -Dsoak.cluster=true}; it joins the build
+ * once it passes.
  */
 @EnabledIfSystemProperty(named = "soak.cluster", matches = "true")
 class ClusterChaosSoakTest {
@@ -360,7 +361,7 @@ class ClusterChaosSoakTest {
         ChildGateway g = ChildGateway.start(dir.resolve("data-" + id), ChildGateway.freePort(), log, args,
                 "--store-url", storeUrl, "--cluster-redis-url", redis.url(), "--node-id", id,
                 "--cluster-lease-ms", Long.toString(LEASE.toMillis()), "--cluster-stream-max", STREAM_MAX,
-                "--demo-delay-ms", "10", "--rate-limit-runs-per-minute", "0",
+                "--demo-delay-ms", "20", "--rate-limit-runs-per-minute", "0",
                 "--max-connections-per-client", "100000", "--max-outbound-bytes", "65536",
                 "--socket-send-buffer-bytes", "16384", "--shutdown-grace-seconds", "5");
         return new Node(id, g, log);
