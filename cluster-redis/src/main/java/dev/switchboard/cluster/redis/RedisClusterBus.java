@@ -36,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -100,6 +101,11 @@ public final class RedisClusterBus implements ClusterBus {
     /** The channels subscribed to, by name; changed only under {@link #liveLock}, read on the I/O thread. */
     private final Map<String, LiveChannel> live = new ConcurrentHashMap<>();
     private final Object liveLock = new Object();
+    /** Messages the pub/sub connection delivered, and when the last one came: to explain a slow subscription. */
+    private final AtomicLong delivered = new AtomicLong();
+    private volatile long lastDelivered = System.nanoTime();
+    /** When each subscription that timed out was asked for, until Redis confirms it (if it ever does). */
+    private final Map<String, Long> unconfirmed = new ConcurrentHashMap<>();
     /** The nodes whose presence had lapsed at the last renewal of this node's presence. */
     private volatile List<byte[]> gone = List.of();
     private volatile Consumer<byte[]> nodeListener;
@@ -123,6 +129,15 @@ public final class RedisClusterBus implements ClusterBus {
             @Override
             public void message(String channel, byte[] message) {
                 deliver(channel, message);
+            }
+
+            @Override
+            public void subscribed(String channel, long count) {
+                Long asked = unconfirmed.remove(channel);
+                if (asked != null) {
+                    log.warn("Redis confirmed the subscription to {} {} ms after it was asked, past the"
+                            + " command timeout", channel, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked));
+                }
             }
         });
     }
@@ -408,11 +423,21 @@ public final class RedisClusterBus implements ClusterBus {
                 LiveChannel added = new LiveChannel(conversationId,
                         pubSub.async().subscribe(channel).toCompletableFuture());
                 live.put(channel, added);
+                long asked = System.nanoTime();
+                long deliveredBefore = delivered.get();
                 added.confirmed.whenComplete((v, e) -> {
                     if (e != null) {
                         synchronized (liveLock) {
                             live.remove(channel, added);
                         }
+                        // Tells a pub/sub connection that fell behind (few or no messages since the
+                        // request) from a confirmation that went missing while messages flowed.
+                        unconfirmed.put(channel, asked);
+                        log.warn("Redis did not confirm the subscription to {} ({}); {} messages arrived on the"
+                                        + " pub/sub connection since it was asked {} ms ago, the last {} ms ago",
+                                channel, oneLine(e), delivered.get() - deliveredBefore,
+                                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked),
+                                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastDelivered));
                     }
                 });
                 subscribed = added;
@@ -455,6 +480,8 @@ public final class RedisClusterBus implements ClusterBus {
     }
 
     private void deliver(String channel, byte[] message) {
+        delivered.incrementAndGet();
+        lastDelivered = System.nanoTime();
         if (channel.equals(nodeChannel)) {
             deliverToNode(message);
             return;
