@@ -16,6 +16,10 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,13 +148,16 @@ class ClusterChaosSoakTest {
         String storeUrl = postgres.newDatabase();
         List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-Dlogback.configurationFile="
                 + Path.of(ClusterChaosSoakTest.class.getResource("/soak-cluster-logback.xml").toURI()),
-                // Netty's leak detector samples one buffer in 16 here, with its access records, where
-                // other child gateways track every buffer (paranoid): the Redis client's I/O threads
-                // decode every event a node hears through Netty buffers, and recording a stack trace at
-                // each access of each one took more CPU than the node's own work, so that on two cores
-                // shared by three nodes the lease renewals waited seconds for their answers (see
-                // RELIABILITY.md, "The cluster soak"). A leak on any path still shows within the soak.
-                "-Dio.netty.leakDetection.level=advanced", "-Dio.netty.leakDetection.samplingInterval=16"));
+                // Netty's leak detector tracks one buffer in 16 here, without access records, where
+                // other child gateways track every buffer with them (paranoid): the Redis client's I/O
+                // threads decode every event a node hears through Netty buffers. Paranoid, recording a
+                // stack trace at each access of each one took more CPU than the node's own work, and
+                // lease renewals waited seconds for their answers; sampled with access records
+                // (advanced), a connection whose one long-lived read buffer happened to be tracked
+                // (about one soak in six) decoded a few hundred messages a second, and its pub/sub
+                // connection fell seconds behind Redis (see RELIABILITY.md, "The cluster soak"). A
+                // leak on any path still shows within the soak, with where its buffer was allocated.
+                "-Dio.netty.leakDetection.level=simple", "-Dio.netty.leakDetection.samplingInterval=16"));
         String extraJvmArgs = System.getProperty("soak.jvmArgs", "");
         if (!extraJvmArgs.isBlank()) {
             jvm.addAll(List.of(extraJvmArgs.strip().split("\\s+")));
@@ -165,7 +172,8 @@ class ClusterChaosSoakTest {
         KillSnapshot snapshot;
         RedisClient redisClient = RedisClient.create(redis.url());
         try (StatefulRedisConnection<String, String> leases = redisClient.connect();
-             Connection reservations = postgres.connect(storeUrl)) {
+             Connection reservations = postgres.connect(storeUrl);
+             Signals signals = new Signals()) {
             // The first node creates the schema; the other two start side by side.
             nodes.add(node(NODE_IDS.get(0), storeUrl, jvm));
             List<CompletableFuture<Node>> others = NODE_IDS.subList(1, NODE_IDS.size()).stream()
@@ -215,7 +223,7 @@ class ClusterChaosSoakTest {
             plan.killed(killed.gateway.port);
             // Frozen is as dead to the cluster as killed: its leases run out from now on.
             plan.leasesOfTheKilledEndWithin(TAKE_OVER);
-            signal("STOP", killed.gateway.process);
+            signals.send("STOP", killed.gateway.process);
             // A margin for a thread that read the clock just before it stopped.
             long frozenByMillis = System.currentTimeMillis() + 100;
             snapshot = snapshot(killedAtMillis, frozenByMillis, killedAtNanos, leases, reservations, clients);
@@ -333,7 +341,7 @@ class ClusterChaosSoakTest {
      * an event (seq, kind, run, and ms since the soak began by its timestamp).
      */
     private static void keepStoredEvents(List<SoakClient> clients, ConversationStore store, SoakPlan plan,
-                                         KillSnapshot snapshot, Path file) throws java.io.IOException {
+                                         KillSnapshot snapshot, Path file) throws IOException {
         String failures = String.join("\n", plan.failures);
         long soakStartMillis = System.currentTimeMillis() - (System.nanoTime() - plan.startNanos) / 1_000_000;
         StringBuilder out = new StringBuilder();
@@ -395,11 +403,35 @@ class ClusterChaosSoakTest {
                 (System.nanoTime() - killedAtNanos) / 1_000_000);
     }
 
-    /** Sends a signal to a child process ({@code kill -STOP}). */
-    private static void signal(String signal, Process process) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
-        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+    /**
+     * Sends signals to child processes ({@code kill -STOP}) through a shell started beforehand, whose
+     * builtin {@code kill} stops a node within a millisecond or two of being asked: a {@code kill}
+     * process spawned at the moment took 20-50 ms on the loaded machine, which the take-over bound,
+     * counted from before the signal, charged to the nodes left.
+     */
+    private static final class Signals implements AutoCloseable {
+        private final Process shell;
+        private final PrintWriter commands;
+        private final BufferedReader answers;
+
+        Signals() throws IOException {
+            shell = new ProcessBuilder("bash").redirectErrorStream(true).start();
+            commands = new PrintWriter(shell.getOutputStream(), true, StandardCharsets.UTF_8);
+            answers = new BufferedReader(new InputStreamReader(shell.getInputStream(),
+                    StandardCharsets.UTF_8));
+        }
+
+        void send(String signal, Process process) throws IOException {
+            commands.println("kill -" + signal + " " + process.pid() + " && echo sent || echo failed");
+            String answer = answers.readLine();
+            if (!"sent".equals(answer)) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + ": " + answer);
+            }
+        }
+
+        @Override
+        public void close() {
+            shell.destroy();
         }
     }
 

@@ -139,6 +139,7 @@ final class SoakChecks {
         }
         Set<Long> shown = new HashSet<>(c.seqs);
         long first = c.seqs.get(0);
+        boolean missedAny = false;
         for (Envelope e : log) {
             // The failure crash recovery gives a run the kill interrupted comes right after the gap.
             // An SSE client whose stream of that run ended before the kill (at an approval's
@@ -150,7 +151,10 @@ final class SoakChecks {
             }
             if (e.seq() >= first && e.seq() <= c.cursor && c.dialect.shown.contains(e.event().kind())
                     && !shown.contains(e.seq())) {
-                plan.fail(who + " missed seq " + e.seq() + " (" + e.event().kind() + ")");
+                // The client's steps around the first seq it missed tell how it went past it.
+                plan.fail(who + " missed seq " + e.seq() + " (" + e.event().kind() + ")"
+                        + (missedAny ? "" : "; its steps around it: " + c.tracedAround(e.seq())));
+                missedAny = true;
             }
         }
     }

@@ -49,6 +49,8 @@ abstract class SoakClient implements Runnable {
 
     /** The client's last steps, for the report of a client that got stuck. */
     private final java.util.ArrayDeque<String> trace = new java.util.ArrayDeque<>();
+    /** The same steps further back (the last 4,000), for the report of a seq the client missed. */
+    private final java.util.ArrayDeque<String> history = new java.util.ArrayDeque<>();
 
     /** The cursor this connection resumed from, until its first event arrives. */
     private long resumedFrom = -1;
@@ -242,10 +244,30 @@ abstract class SoakClient implements Runnable {
 
     /** Notes a step (ms since the soak began), keeping the last 24. */
     final synchronized void trace(String what) {
+        String step = (System.nanoTime() - plan.startNanos) / 1_000_000 + "ms " + what;
         if (trace.size() == 24) {
             trace.removeFirst();
         }
-        trace.addLast((System.nanoTime() - plan.startNanos) / 1_000_000 + "ms " + what);
+        trace.addLast(step);
+        if (history.size() == 4_000) {
+            history.removeFirst();
+        }
+        history.addLast(step);
+    }
+
+    /**
+     * The steps around the first event shown after {@code seq} (an event step reads
+     * {@code "<ms>ms <seq> <type>"}): the 30 before it and the 5 after, or the last 24 steps.
+     */
+    final synchronized String tracedAround(long seq) {
+        List<String> steps = new ArrayList<>(history);
+        for (int i = 0; i < steps.size(); i++) {
+            String[] parts = steps.get(i).split(" ", 3);
+            if (parts.length == 3 && parts[1].matches("\\d+") && Long.parseLong(parts[1]) > seq) {
+                return String.join(" | ", steps.subList(Math.max(0, i - 30), Math.min(steps.size(), i + 6)));
+            }
+        }
+        return traced();
     }
 
     final synchronized String traced() {

@@ -69,7 +69,6 @@ public final class RedisClusterBus implements ClusterBus {
     private static final RedisScript LEASE_RENEW = RedisScript.named("lease-renew");
     private static final RedisScript LEASE_RELEASE = RedisScript.named("lease-release");
     private static final RedisScript FENCE_RAISE = RedisScript.named("fence-raise");
-    private static final RedisScript LEASE_CHECK = RedisScript.named("lease-check");
     private static final RedisScript LEASE_INDEX = RedisScript.named("lease-index");
     private static final RedisScript LEASE_CLAIM = RedisScript.named("lease-claim");
     private static final RedisScript COUNT_WINDOW = RedisScript.named("count-window");
@@ -79,7 +78,7 @@ public final class RedisClusterBus implements ClusterBus {
     /** How long a key's places outlive their last taking. */
     private static final Duration PLACES_TTL = Duration.ofDays(1);
     private static final List<RedisScript> SCRIPTS = List.of(PUBLISH, HISTORY, LEASE_ACQUIRE, LEASE_RENEW,
-            LEASE_RELEASE, LEASE_CHECK, LEASE_INDEX, LEASE_CLAIM, COUNT_WINDOW,
+            LEASE_RELEASE, LEASE_INDEX, LEASE_CLAIM, COUNT_WINDOW,
             PRESENCE, PLACE_TAKE, PLACE_GIVE);
     private static final Published[] PUBLISH_ANSWERS = {Published.PUBLISHED, Published.LEASE_LOST, Published.STALE};
 
@@ -250,29 +249,46 @@ public final class RedisClusterBus implements ClusterBus {
     }
 
     /**
-     * {@inheritDoc} The lease is also entered in the index that {@link #claimExpired} reads, in the
+     * {@inheritDoc} The lease is also entered in the index that {@link #takeExpired} reads, in the
      * same round trip: the entry goes with the acquisition, and is taken out again when the lease was
      * not acquired (a reaper that read it meanwhile finds another token holding the lease, or none,
      * and its take-over acquires nothing or a lease nobody holds).
      */
     @Override
     public CompletableFuture<Optional<Lease>> acquire(String conversationId) {
+        return acquire(conversationId, null).thenApply(reply -> Optional.ofNullable(reply.lease()));
+    }
+
+    /**
+     * Acquires the conversation's lease, indexed; {@code lapsedToken} (may be null) is the token of a
+     * lease a reaper claimed, whose time left the reply has when it still holds.
+     */
+    private CompletableFuture<Acquired> acquire(String conversationId, String lapsedToken) {
         String token = HexFormat.of().formatHex(randomBytes(16)) + "@" + config.nodeId();
         String member = RedisKeys.leaseIndexMember(conversationId, token);
+        byte[][] args = lapsedToken == null
+                ? new byte[][] {utf8(token), ascii(config.leaseTtl().toMillis()), historyTtlSeconds}
+                : new byte[][] {utf8(token), ascii(config.leaseTtl().toMillis()), historyTtlSeconds, utf8(lapsedToken)};
         CompletableFuture<List<Object>> acquired = LEASE_ACQUIRE.run(leases, ScriptOutputType.MULTI,
-                RedisKeys.leaseAndMeta(conversationId), utf8(token), ascii(config.leaseTtl().toMillis()),
-                historyTtlSeconds);
+                RedisKeys.leaseAndMeta(conversationId), args);
         CompletableFuture<Long> indexed = LEASE_INDEX.run(leases, ScriptOutputType.INTEGER, LEASE_INDEX_KEY,
                 utf8(member), ascii(config.leaseTtl().toMillis()));
         return acquired.thenCompose(reply -> {
-            if (reply.isEmpty()) {
+            if (reply.size() < 3) {
                 leases.zrem(RedisKeys.LEASE_INDEX, utf8(member));
-                return CompletableFuture.completedFuture(Optional.empty());
+                return CompletableFuture.completedFuture(new Acquired(null, reply.isEmpty() ? -1 : (Long) reply.get(0)));
             }
             Lease lease = new Lease(conversationId, config.nodeId(), token, number(reply.get(0)),
                     (Long) reply.get(1) == 1, (Long) reply.get(2));
-            return indexed.thenApply(v -> Optional.of(lease));
+            return indexed.thenApply(v -> new Acquired(lease, -1));
         });
+    }
+
+    /**
+     * What an acquisition got: the lease, or null and, when the lapsed token it was asked for still
+     * holds, that lease's milliseconds left (else -1).
+     */
+    private record Acquired(Lease lease, long lapsedLeftMs) {
     }
 
     @Override
@@ -320,37 +336,46 @@ public final class RedisClusterBus implements ClusterBus {
 
     /**
      * {@inheritDoc} A lease found still held (renewed while the index lagged) stays indexed and is not
-     * answered. The seqs of an answered lease are where the conversation stands when it is answered.
+     * taken. Each take is one round trip after the claim's: the lease is acquired in the script that
+     * checks it lapsed.
      */
     @Override
-    public CompletableFuture<List<Lease>> claimExpired(int limit) {
+    public CompletableFuture<List<Taken>> takeExpired(int limit) {
         return LEASE_CLAIM.<List<Object>>run(leases, ScriptOutputType.MULTI, LEASE_INDEX_KEY, ascii(limit))
-                .thenCompose(members -> {
-                    List<CompletableFuture<Lease>> checks = members.stream()
-                            .map(m -> lapsedOrReindexed(text(m)))
-                            .toList();
-                    return CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
-                            .thenApply(v -> checks.stream().map(CompletableFuture::join).filter(Objects::nonNull)
+                .thenCompose(reply -> {
+                    long now = (Long) reply.get(0);
+                    List<CompletableFuture<Taken>> takes = new ArrayList<>();
+                    for (int i = 1; i + 1 < reply.size(); i += 2) {
+                        long dueMs = now - (long) Double.parseDouble(text(reply.get(i + 1)));
+                        takes.add(take(text(reply.get(i)), dueMs));
+                    }
+                    return CompletableFuture.allOf(takes.toArray(CompletableFuture[]::new))
+                            .thenApply(v -> takes.stream().map(CompletableFuture::join).filter(Objects::nonNull)
                                     .toList());
                 });
     }
 
-    /** The lapsed lease an index member stands for; null when it still holds, indexed again. */
-    private CompletableFuture<Lease> lapsedOrReindexed(String indexMember) {
+    /**
+     * Takes the lapsed lease an index member stands for; null when it still holds (indexed again) or
+     * another node acquired the conversation since. The index had it due {@code dueMs} ago: logged
+     * with each take, it tells how soon a reaper came.
+     */
+    private CompletableFuture<Taken> take(String indexMember, long dueMs) {
         int newline = indexMember.indexOf('\n');
         String token = indexMember.substring(0, newline);
         String conversationId = indexMember.substring(newline + 1);
-        return LEASE_CHECK.<List<Object>>run(leases, ScriptOutputType.MULTI, RedisKeys.leaseAndMeta(conversationId),
-                        utf8(token))
-                .thenCompose(reply -> {
-                    long remainingMs = (Long) reply.get(0);
-                    if (remainingMs < 0) {
-                        return CompletableFuture.completedFuture(new Lease(conversationId, nodeOf(token), token,
-                                number(reply.get(1)), (Long) reply.get(2) == 1, 0));
-                    }
-                    return LEASE_INDEX.run(leases, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember),
-                            ascii(remainingMs)).thenApply(v -> null);
-                });
+        return acquire(conversationId, token).thenCompose(acquired -> {
+            if (acquired.lease() != null) {
+                log.info("took the lapsed write lease of conversation {} from node {}, due {} ms ago",
+                        conversationId, nodeOf(token), dueMs);
+                return CompletableFuture.completedFuture(new Taken(nodeOf(token), acquired.lease()));
+            }
+            if (acquired.lapsedLeftMs() < 0) {
+                return CompletableFuture.completedFuture(null);
+            }
+            return LEASE_INDEX.run(leases, ScriptOutputType.INTEGER, LEASE_INDEX_KEY, utf8(indexMember),
+                    ascii(acquired.lapsedLeftMs())).thenApply(v -> null);
+        });
     }
 
     private CompletableFuture<Long> index(Lease lease, long ttlMs) {

@@ -5,6 +5,7 @@ import dev.switchboard.core.spi.ClusterBus.History;
 import dev.switchboard.core.spi.ClusterBus.Lease;
 import dev.switchboard.core.spi.ClusterBus.Publication;
 import dev.switchboard.core.spi.ClusterBus.Published;
+import dev.switchboard.core.spi.ClusterBus.Taken;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
 import org.junit.jupiter.api.AfterAll;
@@ -489,7 +490,7 @@ class RedisClusterBusTest {
     }
 
     @Test
-    void aReaperClaimsALapsedLeaseOnceAcrossNodesWithWhereItsSeqsStand() {
+    void aReaperTakesALapsedLeaseOnceAcrossNodesWithWhereItsSeqsStand() {
         String lapsing = conversation();
         String live = conversation();
         String released = conversation();
@@ -500,27 +501,39 @@ class RedisClusterBusTest {
         get(fleeting.release(acquired(fleeting, released)));
         sleep(LAPSE_MS);
 
-        var fromOne = one.claimExpired(100);
-        var fromTwo = two.claimExpired(100);
-        List<Lease> claimed = new ArrayList<>(get(fromOne));
-        claimed.addAll(get(fromTwo));
+        var fromOne = one.takeExpired(100);
+        var fromTwo = two.takeExpired(100);
+        List<Taken> taken = new ArrayList<>(get(fromOne));
+        taken.addAll(get(fromTwo));
 
-        assertThat(claimed).filteredOn(l -> Set.of(lapsing, live, released).contains(l.conversationId()))
-                .containsExactly(new Lease(lapsing, "node-f", dead.token(), 9, false, 0));
-        assertThat(get(one.claimExpired(100))).extracting(Lease::conversationId).doesNotContain(lapsing);
+        List<Taken> ours = taken.stream()
+                .filter(t -> Set.of(lapsing, live, released).contains(t.lease().conversationId())).toList();
+        assertThat(ours).hasSize(1);
+        Taken t = ours.get(0);
+        assertThat(t.lapsedNodeId()).isEqualTo("node-f");
+        assertThat(t.lease()).extracting(Lease::conversationId, Lease::topSeq, Lease::clean, Lease::fence)
+                .as("not clean, so the fence rises above the dead writer's").containsExactly(lapsing, 9L, false,
+                        dead.fence() + 1);
+        RedisClusterBus taker = t.lease().nodeId().equals("node-a") ? one : two;
+        assertThat(get(taker.holder(lapsing))).contains(t.lease().nodeId());
+        assertThat(publish(taker, t.lease(), 10, "ten")).isEqualTo(Published.PUBLISHED);
+        assertThat(publish(fleeting, dead, 10, "ten")).as("the dead writer's lease").isEqualTo(Published.LEASE_LOST);
+        assertThat(get(one.takeExpired(100))).extracting(x -> x.lease().conversationId()).doesNotContain(lapsing);
     }
 
     @Test
-    void aLeaseRenewedWhileTheIndexLaggedIsNotClaimedAndStaysIndexed() {
+    void aLeaseRenewedWhileTheIndexLaggedIsNotTakenAndStaysIndexed() {
         String conversation = conversation();
         Lease lease = acquired(fleeting, conversation);
         try (var plain = new RedisTests.Plain(server.url())) {
             plain.redis.pexpire(RedisKeys.lease(conversation), 30_000);
             sleep(LAPSE_MS);
 
-            assertThat(get(two.claimExpired(100))).extracting(Lease::conversationId).doesNotContain(conversation);
+            assertThat(get(two.takeExpired(100))).extracting(x -> x.lease().conversationId())
+                    .doesNotContain(conversation);
             assertThat(plain.redis.zscore(RedisKeys.LEASE_INDEX,
                     RedisKeys.leaseIndexMember(conversation, lease.token()))).isNotNull();
+            assertThat(get(two.holder(conversation))).contains("node-f");
         }
     }
 

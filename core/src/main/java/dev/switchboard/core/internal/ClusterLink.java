@@ -113,6 +113,11 @@ public final class ClusterLink {
     private final ExecutorService publishAnswers;
     /** Expired leases this node claimed and has not yet taken over. */
     private final AtomicInteger takingOver = new AtomicInteger();
+    /**
+     * Leases acquired for a take-over, by conversation, until its hold takes them up: renewed with
+     * the leases of loaded conversations, as loading a conversation may take a while.
+     */
+    private final Map<String, ClusterBus.Lease> leasesAhead = new ConcurrentHashMap<>();
     /** Events emitted here and not yet answered by the bus. */
     private final AtomicInteger queued = new AtomicInteger();
     private ConversationTable table;
@@ -153,7 +158,7 @@ public final class ClusterLink {
         long every = Math.max(100, bus.leaseTtl().toMillis() / 3);
         timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
         // Often, so that a dead writer's runs fail soon after its leases lapse; a reap is one script call.
-        long reapEvery = Math.max(100, bus.leaseTtl().toMillis() / 20);
+        long reapEvery = Math.max(50, Math.min(250, bus.leaseTtl().toMillis() / 30));
         timer.scheduleWithFixedDelay(this::reap, reapEvery, reapEvery, TimeUnit.MILLISECONDS);
     }
 
@@ -426,11 +431,14 @@ public final class ClusterLink {
      * it may have shown, and fails the run it left unfinished.
      */
     boolean hold(ConversationState c) {
-        return hold(c, Phases.NONE);
+        return hold(c, Phases.NONE, null);
     }
 
-    /** {@link #hold(ConversationState)}, marking where the time of a take-over goes in {@code phases}. */
-    private boolean hold(ConversationState c, Phases phases) {
+    /**
+     * {@link #hold(ConversationState)}, marking where the time of a take-over goes in {@code phases},
+     * with the lease taken {@code ahead} (null: asked for here), which it takes up or {@link #forgo}es.
+     */
+    private boolean hold(ConversationState c, Phases phases, Ahead ahead) {
         synchronized (c.leaseLock) {
             synchronized (c) {
                 if (c.lease == null && c.releaseWhenSettled != null) {
@@ -440,11 +448,12 @@ public final class ClusterLink {
                 }
                 if (c.lease != null) {
                     c.leaseHolds++;
+                    forgo(ahead);
                     return true;
                 }
             }
-            long asked = System.nanoTime();
-            Optional<ClusterBus.Lease> got = await(bus.acquire(c.id));
+            long asked = ahead != null ? ahead.askedNanos() : System.nanoTime();
+            Optional<ClusterBus.Lease> got = ahead != null ? Optional.of(ahead.lease()) : await(bus.acquire(c.id));
             if (got.isEmpty()) {
                 return false;
             }
@@ -452,17 +461,24 @@ public final class ClusterLink {
             // Renewed from now on: the reads below may outlast the lease time.
             c.leaseSureUntil = asked + bus.leaseTtl().toNanos();
             c.acquiring = got.get();
-            ClusterBus.Lease lease;
-            try {
-                lease = got.get().clean() ? got.get() : fenced(got.get());
-            } catch (RuntimeException e) {
-                c.acquiring = null;
-                throw e;
+            leasesAhead.remove(c.id, got.get());
+            // The seqs the last writer stored or reserved, and may have shown; this node reserved those after them.
+            long floor = 0;
+            Fenced fenced = null;
+            if (!got.get().clean()) {
+                try {
+                    fenced = fenced(got.get());
+                } catch (RuntimeException e) {
+                    c.acquiring = null;
+                    throw e;
+                }
+                if (fenced == null) {
+                    c.acquiring = null;
+                    return false;
+                }
+                floor = fenced.lastSeq();
             }
-            if (lease == null) {
-                c.acquiring = null;
-                return false;
-            }
+            ClusterBus.Lease lease = fenced != null ? fenced.lease() : got.get();
             c.acquiring = lease;
             phases.mark("fence");
             // The last event here once the conversation is caught up, below the seqs the last writer reserved.
@@ -470,7 +486,6 @@ public final class ClusterLink {
             // Whether the store may be behind what the bus holds (what the last writer published, unstored).
             boolean storeMayLag = true;
             try {
-                long floor = lease.clean() ? 0 : store.lastSeq(c.id);
                 long have;
                 synchronized (c) {
                     have = c.lastSeq;
@@ -504,11 +519,11 @@ public final class ClusterLink {
                     c.leaseHolds = 1;
                     republishLocked(c, unpublished, applied);
                     c.lastSeq = Math.max(c.lastSeq, Math.max(lease.topSeq(), floor));
-                    c.reserved = Math.max(c.reserved, floor);
+                    c.reserved = Math.max(c.reserved, lease.clean() ? floor : floor + Emitter.RESERVATION);
                 }
             } catch (RuntimeException e) {
                 c.acquiring = null;
-                bus.release(lease);
+                letGo(lease);
                 throw e;
             }
             phases.mark("reads");
@@ -537,26 +552,43 @@ public final class ClusterLink {
      * Fences off the conversation's writer before this one, which did not let go cleanly and may
      * still be writing the store (cut off from the bus, or paused): raises the store's fence to the
      * lease's, so that whatever that writer stores from now on is left out, and what it was storing
-     * is in before the reads that follow. The lease under the fence the store answered; null when the
-     * lease was lost meanwhile (it is released).
+     * is in before the reads that follow; and, in the same step, reads the seqs that writer stored or
+     * reserved and reserves the next ones for this node. The lease under the fence the store
+     * answered, and that last seq; null when the lease was lost meanwhile.
      */
-    private ClusterBus.Lease fenced(ClusterBus.Lease lease) {
-        long fence;
+    private Fenced fenced(ClusterBus.Lease lease) {
+        ConversationStore.RaisedFence raised;
         try {
-            fence = store.raiseFence(lease.conversationId(), lease.fence());
+            raised = store.raiseFenceAndReserve(lease.conversationId(), lease.fence(), Emitter.RESERVATION);
         } catch (RuntimeException e) {
-            bus.release(lease);
+            letGo(lease);
             throw e;
         }
-        if (fence == lease.fence()) {
-            return lease;
+        if (raised.fence() == lease.fence()) {
+            return new Fenced(lease, raised.lastSeq());
         }
         // The bus forgot the fence (it lost the conversation's meta): the writers after this one go on from the store's.
-        if (!await(bus.raiseFence(lease, fence))) {
-            bus.release(lease);
+        if (!await(bus.raiseFence(lease, raised.fence()))) {
             return null;
         }
-        return lease.withFence(fence);
+        return new Fenced(lease.withFence(raised.fence()), raised.lastSeq());
+    }
+
+    /** A lease under the store's fence, and the last seq the store had stored or reserved behind that fence. */
+    private record Fenced(ClusterBus.Lease lease, long lastSeq) {
+    }
+
+    /**
+     * Lets go of a lease this node could not take up. One acquired from a writer that did not let go
+     * is left to lapse instead: released, it would mark the conversation clean at its top seq, above
+     * which that writer may have shown seqs the bus never got. A reaper claims it again once it lapsed.
+     */
+    private void letGo(ClusterBus.Lease lease) {
+        if (lease.clean()) {
+            bus.release(lease);
+        } else {
+            log.info("left the write lease of conversation {} to lapse: the take-over failed", lease.conversationId());
+        }
     }
 
     /** Every stored event of the conversation after {@code afterSeq}, in order. */
@@ -768,6 +800,12 @@ public final class ClusterLink {
                 });
             }
         }
+        // Leases acquired for take-overs whose conversations are still loading.
+        leasesAhead.values().forEach(lease -> bus.renew(lease).whenComplete((renewed, e) -> {
+            if (e == null && !renewed) {
+                leasesAhead.remove(lease.conversationId(), lease);
+            }
+        }));
     }
 
     /**
@@ -798,17 +836,21 @@ public final class ClusterLink {
         if (idle <= 0) {
             return;
         }
-        bus.claimExpired(idle).whenComplete((leases, e) -> {
+        long asked = System.nanoTime();
+        bus.takeExpired(idle).whenComplete((taken, e) -> {
             if (e != null) {
-                log.debug("could not read the expired write leases", e);
+                log.debug("could not take the expired write leases", e);
                 return;
             }
-            for (ClusterBus.Lease expired : leases) {
+            for (ClusterBus.Taken t : taken) {
+                // Taken with the claim, before the conversation loads: renewed from now on.
+                String id = t.lease().conversationId();
+                leasesAhead.put(id, t.lease());
+                Ahead ahead = new Ahead(asked, t.lease());
                 takingOver.incrementAndGet();
-                takeovers.execute(LogContext.wrap(expired.conversationId(), null, () -> {
+                takeovers.execute(LogContext.wrap(id, null, () -> {
                     try {
-                        takeOver(expired.conversationId(), "node " + expired.nodeId()
-                                + " stopped renewing its write lease");
+                        takeOver(id, "node " + t.lapsedNodeId() + " stopped renewing its write lease", ahead);
                     } finally {
                         takingOver.decrementAndGet();
                     }
@@ -822,11 +864,18 @@ public final class ClusterLink {
      * unfinished; nothing when another node writes it (it did that already).
      */
     void takeOver(String conversationId, String why) {
+        takeOver(conversationId, why, null);
+    }
+
+    /** {@link #takeOver(String, String)} with the lease taken {@code ahead} of loading the conversation (may be null). */
+    private void takeOver(String conversationId, String why, Ahead ahead) {
         Phases phases = new Phases();
+        boolean loaded = false;
         try {
             ConversationState c = table.load(conversationId);
+            loaded = true;
             phases.mark("load");
-            if (hold(c, phases)) {
+            if (hold(c, phases, ahead)) {
                 release(c);
                 if (phases.acquired) {
                     log.info("took conversation {} over ({}) in {}", conversationId, why, phases);
@@ -836,7 +885,29 @@ public final class ClusterLink {
                 }
             }
         } catch (RuntimeException e) {
+            if (!loaded) {
+                forgo(ahead);
+            }
             log.warn("could not take over conversation {} ({}): {}", conversationId, why, e.getMessage());
+        }
+    }
+
+    /**
+     * A lease taken before the hold that takes it up (it is in {@link #leasesAhead} meanwhile):
+     * {@code askedNanos} when it was asked for.
+     */
+    private record Ahead(long askedNanos, ClusterBus.Lease lease) {
+    }
+
+    /**
+     * Stops renewing a lease taken ahead that no hold takes up, leaving it to lapse: released, it
+     * would mark the conversation clean at its top seq, above which the writer before may have shown
+     * seqs the bus never got. A reaper takes it again once it lapsed.
+     */
+    private void forgo(Ahead ahead) {
+        if (ahead != null && leasesAhead.remove(ahead.lease().conversationId(), ahead.lease())) {
+            log.debug("left the lease of conversation {} taken for a take-over to lapse",
+                    ahead.lease().conversationId());
         }
     }
 

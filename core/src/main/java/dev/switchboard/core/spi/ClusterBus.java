@@ -59,10 +59,21 @@ public interface ClusterBus {
     CompletableFuture<Optional<String>> holder(String conversationId);
 
     /**
-     * Up to {@code limit} leases that ended without renewal or release (their node died or lost the
-     * bus); each is answered to one caller in the cluster only.
+     * Takes for this node up to {@code limit} leases that ended without renewal or release (their
+     * node died or lost the bus): each is taken by one caller in the cluster only, and answered as
+     * {@link #acquire} answers (not clean, as their writer did not let go). A conversation another
+     * node acquired since its lease lapsed is not answered.
      */
-    CompletableFuture<List<Lease>> claimExpired(int limit);
+    CompletableFuture<List<Taken>> takeExpired(int limit);
+
+    /**
+     * A lease {@link #takeExpired taken} from a writer that stopped renewing it.
+     *
+     * @param lapsedNodeId the node whose lease lapsed
+     * @param lease        this node's lease now
+     */
+    record Taken(String lapsedNodeId, Lease lease) {
+    }
 
     /**
      * Appends events to the conversation's history, in order, and delivers each to every node that
@@ -135,7 +146,7 @@ public interface ClusterBus {
      * @param fence          what the holder writes the durable store under (see
      *                       {@link ConversationStore#raiseFence}): raised by each acquisition that is
      *                       not clean, so that the writer before, which may still be writing, is fenced
-     *                       off; 0 for a lease {@link #claimExpired claimed} rather than acquired
+     *                       off
      */
     record Lease(String conversationId, String nodeId, String token, long topSeq, boolean clean, long fence) {
         /** This lease under another fence. */

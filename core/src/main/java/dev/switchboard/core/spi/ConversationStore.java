@@ -61,6 +61,29 @@ public interface ConversationStore extends AutoCloseable {
     }
 
     /**
+     * What a writer taking a conversation over from one that did not let go needs before it shows
+     * anything: {@link #raiseFence}, then {@link #lastSeq} read behind the fence, then a reservation
+     * of the {@code reserve} seqs after that last seq (see {@link StoreBatch.Reservation}). A store
+     * that can should do it in one transaction: the take-over, and the failure of the run the last
+     * writer left, wait for each round trip. The default makes the three calls.
+     */
+    default RaisedFence raiseFenceAndReserve(String conversationId, long atLeast, long reserve) {
+        long fence = raiseFence(conversationId, atLeast);
+        long lastSeq = lastSeq(conversationId);
+        write(new StoreBatch().reserve(conversationId, lastSeq + reserve));
+        return new RaisedFence(fence, lastSeq);
+    }
+
+    /**
+     * What {@link #raiseFenceAndReserve} answers.
+     *
+     * @param fence   the conversation's fence now
+     * @param lastSeq the highest seq stored or reserved before the new reservation, which starts after it
+     */
+    record RaisedFence(long fence, long lastSeq) {
+    }
+
+    /**
      * Work on an event that need not wait for the writer, such as encoding it: the hub calls this
      * on the thread that emits the event, before queuing it, and the result comes back with the
      * event in the batch ({@link StoreBatch#prepared(int)}), so the one thread that writes does

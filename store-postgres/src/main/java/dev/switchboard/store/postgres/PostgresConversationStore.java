@@ -159,6 +159,12 @@ public final class PostgresConversationStore implements ConversationStore {
             ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, run_id = excluded.run_id,
                 seq = excluded.seq, request = excluded.request, status = excluded.status,
                 feedback = excluded.feedback, decided_by = excluded.decided_by, decided_at = excluded.decided_at""";
+    private static final String LAST_SEQ = """
+            SELECT GREATEST((SELECT MAX(seq) FROM events WHERE conversation_id = ?),
+                            (SELECT reserved FROM seq_reservations WHERE conversation_id = ?))""";
+    private static final String RAISE_RESERVATION = """
+            INSERT INTO seq_reservations (conversation_id, reserved) VALUES (?, ?)
+            ON CONFLICT (conversation_id) DO UPDATE SET reserved = GREATEST(seq_reservations.reserved, excluded.reserved)""";
     private static final String UPSERT_RESERVATION = """
             INSERT INTO seq_reservations (conversation_id, reserved) VALUES (?, ?)
             ON CONFLICT (conversation_id) DO UPDATE SET reserved = excluded.reserved""";
@@ -338,6 +344,46 @@ public final class PostgresConversationStore implements ConversationStore {
         }
     }
 
+    /** {@inheritDoc} One transaction, under the fence's lock: a read of the last seq behind it sees every batch fenced off. */
+    @Override
+    public RaisedFence raiseFenceAndReserve(String conversationId, long atLeast, long reserve) {
+        requireOpen();
+        try (Connection c = connection()) {
+            c.setAutoCommit(false);
+            try (Statement lock = c.createStatement();
+                 PreparedStatement raise = c.prepareStatement(RAISE_FENCE);
+                 PreparedStatement last = c.prepareStatement(LAST_SEQ);
+                 PreparedStatement reservation = c.prepareStatement(RAISE_RESERVATION)) {
+                lock.execute("SELECT pg_advisory_xact_lock(" + FENCE_LOCK + ", " + fenceBucket(conversationId) + ")");
+                raise.setString(1, conversationId);
+                raise.setLong(2, atLeast);
+                long fence;
+                try (ResultSet rs = raise.executeQuery()) {
+                    rs.next();
+                    fence = rs.getLong(1);
+                }
+                last.setString(1, conversationId);
+                last.setString(2, conversationId);
+                long lastSeq;
+                try (ResultSet rs = last.executeQuery()) {
+                    // GREATEST of two NULLs is NULL, which getLong reads as 0.
+                    lastSeq = rs.next() ? rs.getLong(1) : 0L;
+                }
+                reservation.setString(1, conversationId);
+                reservation.setLong(2, lastSeq + reserve);
+                reservation.executeUpdate();
+                c.commit();
+                return new RaisedFence(fence, lastSeq);
+            } catch (SQLException | RuntimeException e) {
+                rollback(c, e);
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot raise the fence of conversation " + conversationId + " in " + url
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
     /** Adds the batch's rows to the transaction, but those of the conversations in {@code fencedOff}. */
     private static void stage(Connection c, StoreBatch batch, Set<String> fencedOff) throws SQLException {
         if (!batch.conversations().isEmpty()) {
@@ -460,9 +506,7 @@ public final class PostgresConversationStore implements ConversationStore {
 
     @Override
     public long lastSeq(String conversationId) {
-        return read("the last seq of conversation " + conversationId, """
-                SELECT GREATEST((SELECT MAX(seq) FROM events WHERE conversation_id = ?),
-                                (SELECT reserved FROM seq_reservations WHERE conversation_id = ?))""",
+        return read("the last seq of conversation " + conversationId, LAST_SEQ,
                 s -> {
                     s.setString(1, conversationId);
                     s.setString(2, conversationId);

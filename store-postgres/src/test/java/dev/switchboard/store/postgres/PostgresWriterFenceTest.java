@@ -89,4 +89,33 @@ class PostgresWriterFenceTest {
             assertThat(store.events("conv", 0, 10)).hasSize(1);
         }
     }
+
+    @Test
+    void aTakeOverRaisesTheFenceThenReadsWhatTheBatchesBehindItStoredAndReservesTheSeqsAfter() throws Exception {
+        String url = postgres.newDatabase();
+        try (PostgresConversationStore store = open(url);
+             Connection writer = postgres.connect(url);
+             Statement s = writer.createStatement()) {
+            store.write(new StoreBatch().addConversation(new ConversationRecord("conv", null, T0))
+                    .addEvent(chunk("conv", 1)).reserve("conv", 5).fence("conv", 0));
+            // The old writer's batch under way, storing seq 9 above its reservation's top as a stale writer might.
+            writer.setAutoCommit(false);
+            s.execute("SELECT pg_advisory_xact_lock_shared(" + PostgresConversationStore.FENCE_LOCK + ", "
+                    + PostgresConversationStore.fenceBucket("conv") + ")");
+            s.execute("INSERT INTO events (conversation_id, seq, run_id, ts, kind, payload) VALUES "
+                    + "('conv', 9, 'run-1', " + T0 + ", 'TEXT_DELTA', '{}')");
+
+            var raised = CompletableFuture.supplyAsync(() -> store.raiseFenceAndReserve("conv", 1, 100));
+            Thread.sleep(500);
+            assertThat(raised).as("raised while a batch writing the conversation has not committed").isNotDone();
+            writer.commit();
+
+            assertThat(raised.get(10, TimeUnit.SECONDS)).as("the seq the batch behind the fence stored")
+                    .isEqualTo(new PostgresConversationStore.RaisedFence(1, 9));
+            assertThat(store.lastSeq("conv")).as("the seqs after it reserved").isEqualTo(109);
+            assertThat(store.raiseFenceAndReserve("conv", 1, 1)).as("a reservation never lowered")
+                    .isEqualTo(new PostgresConversationStore.RaisedFence(2, 109));
+            assertThat(store.lastSeq("conv")).isEqualTo(110);
+        }
+    }
 }
