@@ -224,6 +224,7 @@ class ClusterChaosSoakTest {
             // Frozen is as dead to the cluster as killed: its leases run out from now on.
             plan.leasesOfTheKilledEndWithin(TAKE_OVER);
             signals.send("STOP", killed.gateway.process);
+            long stoppedInMillis = System.currentTimeMillis() - killedAtMillis;
             // A margin for a thread that read the clock just before it stopped.
             long frozenByMillis = System.currentTimeMillis() + 100;
             snapshot = snapshot(killedAtMillis, frozenByMillis, killedAtNanos, leases, reservations, clients);
@@ -232,7 +233,7 @@ class ClusterChaosSoakTest {
             plan.nodes(survivors.stream().map(n -> n.gateway.port).toList());
             plan.servingAgain();
             System.out.println("killed node " + killed.id + " at " + (killedAtNanos - plan.startNanos) / 1_000_000
-                    + "ms; it held the write leases of " + clients.stream()
+                    + "ms (SIGSTOP sent and answered in " + stoppedInMillis + " ms); it held the write leases of " + clients.stream()
                     .filter(c -> snapshot.heldBy(c.conversation, killed.id)).count()
                     + " conversations (read in " + snapshot.tookMillis + " ms)");
             // The snapshot is what the killed node left only if none of its leases could run out before

@@ -318,22 +318,47 @@ public final class PostgresConversationStore implements ConversationStore {
 
     @Override
     public long raiseFence(String conversationId, long atLeast) {
+        return underFence(conversationId, c -> raiseFence(c, conversationId, atLeast));
+    }
+
+    /** {@inheritDoc} One transaction, under the fence's lock: a read of the last seq behind it sees every batch fenced off. */
+    @Override
+    public RaisedFence raiseFenceAndReserve(String conversationId, long atLeast, long reserve) {
+        return underFence(conversationId, c -> {
+            long fence = raiseFence(c, conversationId, atLeast);
+            long lastSeq;
+            try (PreparedStatement last = c.prepareStatement(LAST_SEQ)) {
+                last.setString(1, conversationId);
+                last.setString(2, conversationId);
+                try (ResultSet rs = last.executeQuery()) {
+                    // GREATEST of two NULLs is NULL, which getLong reads as 0.
+                    lastSeq = rs.next() ? rs.getLong(1) : 0L;
+                }
+            }
+            try (PreparedStatement reservation = c.prepareStatement(RAISE_RESERVATION)) {
+                reservation.setString(1, conversationId);
+                reservation.setLong(2, lastSeq + reserve);
+                reservation.executeUpdate();
+            }
+            return new RaisedFence(fence, lastSeq);
+        });
+    }
+
+    /** Work in a transaction of its own that first takes the conversation's fence bucket, exclusively. */
+    private interface FenceWork<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    private <T> T underFence(String conversationId, FenceWork<T> work) {
         requireOpen();
         try (Connection c = connection()) {
             c.setAutoCommit(false);
-            try (Statement lock = c.createStatement();
-                 PreparedStatement raise = c.prepareStatement(RAISE_FENCE)) {
+            try (Statement lock = c.createStatement()) {
                 // Exclusive: waits for every batch writing a conversation of the bucket to commit.
                 lock.execute("SELECT pg_advisory_xact_lock(" + FENCE_LOCK + ", " + fenceBucket(conversationId) + ")");
-                raise.setString(1, conversationId);
-                raise.setLong(2, atLeast);
-                long fence;
-                try (ResultSet rs = raise.executeQuery()) {
-                    rs.next();
-                    fence = rs.getLong(1);
-                }
+                T result = work.run(c);
                 c.commit();
-                return fence;
+                return result;
             } catch (SQLException | RuntimeException e) {
                 rollback(c, e);
                 throw e;
@@ -344,43 +369,15 @@ public final class PostgresConversationStore implements ConversationStore {
         }
     }
 
-    /** {@inheritDoc} One transaction, under the fence's lock: a read of the last seq behind it sees every batch fenced off. */
-    @Override
-    public RaisedFence raiseFenceAndReserve(String conversationId, long atLeast, long reserve) {
-        requireOpen();
-        try (Connection c = connection()) {
-            c.setAutoCommit(false);
-            try (Statement lock = c.createStatement();
-                 PreparedStatement raise = c.prepareStatement(RAISE_FENCE);
-                 PreparedStatement last = c.prepareStatement(LAST_SEQ);
-                 PreparedStatement reservation = c.prepareStatement(RAISE_RESERVATION)) {
-                lock.execute("SELECT pg_advisory_xact_lock(" + FENCE_LOCK + ", " + fenceBucket(conversationId) + ")");
-                raise.setString(1, conversationId);
-                raise.setLong(2, atLeast);
-                long fence;
-                try (ResultSet rs = raise.executeQuery()) {
-                    rs.next();
-                    fence = rs.getLong(1);
-                }
-                last.setString(1, conversationId);
-                last.setString(2, conversationId);
-                long lastSeq;
-                try (ResultSet rs = last.executeQuery()) {
-                    // GREATEST of two NULLs is NULL, which getLong reads as 0.
-                    lastSeq = rs.next() ? rs.getLong(1) : 0L;
-                }
-                reservation.setString(1, conversationId);
-                reservation.setLong(2, lastSeq + reserve);
-                reservation.executeUpdate();
-                c.commit();
-                return new RaisedFence(fence, lastSeq);
-            } catch (SQLException | RuntimeException e) {
-                rollback(c, e);
-                throw e;
+    /** Raises the conversation's fence to {@code atLeast}, or one above its fence; holding its bucket's lock. */
+    private static long raiseFence(Connection c, String conversationId, long atLeast) throws SQLException {
+        try (PreparedStatement raise = c.prepareStatement(RAISE_FENCE)) {
+            raise.setString(1, conversationId);
+            raise.setLong(2, atLeast);
+            try (ResultSet rs = raise.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
             }
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot raise the fence of conversation " + conversationId + " in " + url
-                    + ": " + e.getMessage(), e);
         }
     }
 

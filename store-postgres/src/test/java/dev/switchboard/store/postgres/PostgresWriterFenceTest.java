@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -31,6 +32,15 @@ class PostgresWriterFenceTest {
 
     private static Envelope chunk(String conversationId, long seq) {
         return new Envelope(conversationId, "run-1", seq, T0 + seq, new Event.TextDelta("msg-1", "part " + seq));
+    }
+
+    /** Begins a transaction on {@code writer} that holds the conversation's fence bucket shared, as a batch does. */
+    private static void holdBucketAsABatch(Connection writer, String conversationId) throws SQLException {
+        writer.setAutoCommit(false);
+        try (Statement s = writer.createStatement()) {
+            s.execute("SELECT pg_advisory_xact_lock_shared(" + PostgresConversationStore.FENCE_LOCK + ", "
+                    + PostgresConversationStore.fenceBucket(conversationId) + ")");
+        }
     }
 
     @Test
@@ -71,12 +81,9 @@ class PostgresWriterFenceTest {
     void aFenceIsRaisedOnlyOnceTheBatchesWritingItsConversationHaveCommitted() throws Exception {
         String url = postgres.newDatabase();
         try (PostgresConversationStore store = open(url);
-             Connection writer = postgres.connect(url);
-             Statement s = writer.createStatement()) {
+             Connection writer = postgres.connect(url)) {
             // A batch of another node under way: it holds the conversation's bucket as every batch does.
-            writer.setAutoCommit(false);
-            s.execute("SELECT pg_advisory_xact_lock_shared(" + PostgresConversationStore.FENCE_LOCK + ", "
-                    + PostgresConversationStore.fenceBucket("conv") + ")");
+            holdBucketAsABatch(writer, "conv");
 
             CompletableFuture<Long> raised = CompletableFuture.supplyAsync(() -> store.raiseFence("conv", 1));
             Thread.sleep(500);
@@ -99,9 +106,7 @@ class PostgresWriterFenceTest {
             store.write(new StoreBatch().addConversation(new ConversationRecord("conv", null, T0))
                     .addEvent(chunk("conv", 1)).reserve("conv", 5).fence("conv", 0));
             // The old writer's batch under way, storing seq 9 above its reservation's top as a stale writer might.
-            writer.setAutoCommit(false);
-            s.execute("SELECT pg_advisory_xact_lock_shared(" + PostgresConversationStore.FENCE_LOCK + ", "
-                    + PostgresConversationStore.fenceBucket("conv") + ")");
+            holdBucketAsABatch(writer, "conv");
             s.execute("INSERT INTO events (conversation_id, seq, run_id, ts, kind, payload) VALUES "
                     + "('conv', 9, 'run-1', " + T0 + ", 'TEXT_DELTA', '{}')");
 
