@@ -22,6 +22,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -187,6 +188,20 @@ public final class PostgresConversationStore implements ConversationStore {
      *     has a schema newer than {@link #SCHEMA_VERSION}
      */
     static PostgresConversationStore open(PostgresUrl url, int poolSize) {
+        return open(url, poolSize, IDLE_IN_TRANSACTION);
+    }
+
+    /**
+     * How long PostgreSQL lets a session of the store sit idle inside a transaction before it ends
+     * the session. The store's transactions send their statements back to back, so only a gateway
+     * that stopped mid-transaction (paused, frozen, cut off) leaves one idle; ended, the transaction
+     * lets go of the fence buckets a batch holds, which a node taking the conversations over waits
+     * for, and which every other node's batches then queue behind.
+     */
+    static final Duration IDLE_IN_TRANSACTION = Duration.ofSeconds(10);
+
+    /** {@link #open(PostgresUrl, int)} with another {@link #IDLE_IN_TRANSACTION} (for tests). */
+    static PostgresConversationStore open(PostgresUrl url, int poolSize, Duration idleInTransaction) {
         HikariConfig config = new HikariConfig();
         config.setPoolName("switchboard-store");
         config.setJdbcUrl(url.jdbcUrl());
@@ -197,6 +212,8 @@ public final class PostgresConversationStore implements ConversationStore {
         // The driver sends a JDBC batch of inserts as multi-row INSERTs: one statement per up to 128 rows.
         config.addDataSourceProperty("reWriteBatchedInserts", "true");
         config.addDataSourceProperty("ApplicationName", "switchboard");
+        config.addDataSourceProperty("options", "-c idle_in_transaction_session_timeout="
+                + idleInTransaction.toMillis());
         HikariDataSource pool;
         try {
             pool = new HikariDataSource(config);
@@ -681,7 +698,8 @@ public final class PostgresConversationStore implements ConversationStore {
         }
     }
 
-    private Connection connection() throws SQLException {
+    /** A connection of the store's pool (package-private for tests). */
+    Connection connection() throws SQLException {
         requireOpen();
         return pool.getConnection();
     }

@@ -10,11 +10,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Writer fences on PostgreSQL: a node that takes a conversation over raises its fence, and what a
@@ -94,6 +96,24 @@ class PostgresWriterFenceTest {
             store.write(new StoreBatch().addConversation(new ConversationRecord("conv", null, T0))
                     .addEvent(chunk("conv", 1)).fence("conv", 1));
             assertThat(store.events("conv", 0, 10)).hasSize(1);
+        }
+    }
+
+    @Test
+    void aBatchOfAGatewayThatStoppedMidTransactionHoldsUpAFenceOnlyUntilPostgresEndsItsSession() throws Exception {
+        String url = postgres.newDatabase();
+        try (PostgresConversationStore stopped = PostgresConversationStore.open(PostgresUrl.parse(url), 2,
+                Duration.ofSeconds(1));
+             PostgresConversationStore taker = open(url);
+             Connection batch = stopped.connection()) {
+            // The store's own session, inside a batch's transaction, that sends nothing more (its gateway paused).
+            holdBucketAsABatch(batch, "conv");
+
+            CompletableFuture<Long> raised = CompletableFuture.supplyAsync(() -> taker.raiseFence("conv", 1));
+
+            assertThat(raised.get(30, TimeUnit.SECONDS)).as("raised once PostgreSQL ended the idle session").isEqualTo(1);
+            assertThatThrownBy(() -> batch.createStatement().execute("SELECT 1")).as("the ended session")
+                    .isInstanceOf(SQLException.class);
         }
     }
 
