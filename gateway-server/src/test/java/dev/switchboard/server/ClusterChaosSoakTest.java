@@ -95,11 +95,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code target/cluster-soak-report.txt}; the node logs, and the stored events of every
  * conversation a failure names, to {@code target/cluster-soak-logs}.
  *
- * <p>Not yet part of the build: about one run in three still fails, mostly from a node whose
- * {@code SUBSCRIBE} to a conversation's channel goes unconfirmed for 5 s at the soak's start, so
- * loading that conversation fails and its clients are answered {@code unavailable} (see
- * RELIABILITY.md, "The cluster soak"). Run it with {@code -Dsoak.cluster=true}; it joins the build
- * once it passes.
+ * <p>Not yet part of the build: about one run in six still fails on this two-core machine, which
+ * the soak keeps at 100% CPU from start to end. The failures are a killed node's run failed just
+ * past the take-over bound, a run refused as busy while the last writer's store lagged, and a health
+ * check that timed out (see RELIABILITY.md, "The cluster soak"). Run it with
+ * {@code -Dsoak.cluster=true}; it joins the build once it passes.
  */
 @EnabledIfSystemProperty(named = "soak.cluster", matches = "true")
 class ClusterChaosSoakTest {
