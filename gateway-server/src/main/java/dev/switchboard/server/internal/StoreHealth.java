@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Whether the store serves, as {@code /healthz} reports it: asked of the store ({@link
  * ConversationStore#problem()}) every few seconds on a thread of its own, so that a health check
- * never waits for a database on an event loop. A change either way is logged once.
+ * never waits for a database on an event loop. A change either way is logged once; a problem is
+ * reported once two checks in a row found it.
  */
 public final class StoreHealth implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StoreHealth.class);
@@ -25,6 +26,8 @@ public final class StoreHealth implements AutoCloseable {
     private final ScheduledExecutorService probe;
     private volatile String problem;
     private volatile String clusterProblem;
+    /** Store checks failed in a row. */
+    private int storeFailures;
     /** Cluster checks failed in a row. */
     private int clusterFailures;
 
@@ -40,7 +43,8 @@ public final class StoreHealth implements AutoCloseable {
         probe.scheduleWithFixedDelay(this::check, 0, every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private void check() {
+    /** One check of the store (and the bus); package-private so that a test can make them one by one. */
+    void check() {
         String now;
         try {
             now = store.problem();
@@ -48,6 +52,9 @@ public final class StoreHealth implements AutoCloseable {
             now = "the store's check failed: " + e;
         }
         String before = problem;
+        // Two checks in a row, as for the cluster: one slow connection on a loaded machine is no outage.
+        storeFailures = now == null ? 0 : storeFailures + 1;
+        now = storeFailures >= 2 || now == null ? now : before;
         problem = now;
         if (now != null && before == null) {
             log.warn("store unavailable: {}", now);
