@@ -111,7 +111,7 @@ public final class ClusterLink {
      * wait while a thread holding that lock waits on PostgreSQL (a seq reservation, say).
      */
     private final ExecutorService publishAnswers;
-    /** Expired leases this node claimed and has not yet taken over. */
+    /** Expired leases this node has taken and whose conversations it has not yet taken over. */
     private final AtomicInteger takingOver = new AtomicInteger();
     /**
      * Leases acquired for a take-over, by conversation, until its hold takes them up: renewed with
@@ -843,7 +843,7 @@ public final class ClusterLink {
                 return;
             }
             for (ClusterBus.Taken t : taken) {
-                // Taken with the claim, before the conversation loads: renewed from now on.
+                // Taken where it was found lapsed, before the conversation loads: renewed from now on.
                 String id = t.lease().conversationId();
                 leasesAhead.put(id, t.lease());
                 Ahead ahead = new Ahead(asked, t.lease());
