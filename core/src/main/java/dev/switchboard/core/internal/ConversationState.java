@@ -40,6 +40,8 @@ public final class ConversationState {
     final List<Subscriber> subscribers = new ArrayList<>(2);
     /** Every event not yet stored, after the newest stored ones (at most TAIL_KEPT of those). */
     final ArrayDeque<Envelope> tail = new ArrayDeque<>();
+    /** Writes for the store the store writer has not taken yet (see Emitter.writeLocked). */
+    List<Emitter.Queued> toStore = new ArrayList<>(0);
     /** History messages queued and not yet stored. */
     final List<StoreBatch.MessageRow> unstoredMessages = new ArrayList<>(2);
     /** Undecided approvals by id, in seq order, whether stored yet or not. */

@@ -71,19 +71,83 @@ public final class Emitter {
      * conversation's writer goes under its lease's fence (see {@link ConversationStore#raiseFence}).
      */
     void writeLocked(ConversationState c, Consumer<StoreBatch> fill, Runnable committed) {
-        c.inFlight++;
+        queueLocked(c, new Queued(fenceOf(c), null, null, null, null, fill, committed));
+    }
+
+    /**
+     * A write waiting in its conversation's list for the store writer ({@link StoreWriter.Source}):
+     * an event with the history message and approval state it brings ({@code env} set), or any
+     * other write ({@code fill}, and {@code committed} to run once it is stored).
+     */
+    record Queued(long fence, Envelope env, Object prepared, StoreBatch.MessageRow row, ApprovalRecord approval,
+                  Consumer<StoreBatch> fill, Runnable committed) {
+    }
+
+    private static long fenceOf(ConversationState c) {
         ClusterBus.Lease lease = c.lease;
-        writer.write(c.id, lease == null ? StoreWriter.UNFENCED : lease.fence(), fill, () -> {
-            synchronized (c) {
-                c.inFlight--;
-                if (committed != null) {
-                    committed.run();
+        return lease == null ? StoreWriter.UNFENCED : lease.fence();
+    }
+
+    /** Adds a write to the conversation's list, queuing the list when it was empty; the caller holds its lock. */
+    private void queueLocked(ConversationState c, Queued w) {
+        c.inFlight++;
+        writer.added();
+        if (c.toStore.isEmpty()) {
+            writer.write(sink -> drain(c, sink));
+        }
+        c.toStore.add(w);
+    }
+
+    /** On the store writer's thread: hands the conversation's queued writes to the batch. */
+    private int drain(ConversationState c, StoreWriter.Sink sink) {
+        List<Queued> taken;
+        synchronized (c) {
+            taken = c.toStore;
+            if (taken.isEmpty()) {
+                return 0;
+            }
+            c.toStore = new ArrayList<>();
+        }
+        for (Queued w : taken) {
+            StoreBatch b = sink.batch(c.id, w.fence);
+            if (w.env != null) {
+                b.addEvent(w.env, w.prepared);
+                if (w.row != null) {
+                    b.addMessage(w.row);
                 }
-                if (cluster != null && c.inFlight == 0) {
-                    cluster.settledLocked(c);
+                if (w.approval != null) {
+                    b.putApproval(w.approval);
+                }
+            } else {
+                w.fill.accept(b);
+            }
+        }
+        sink.afterCommit(() -> committed(c, taken));
+        return taken.size();
+    }
+
+    /** The conversation's writes {@code done} are stored: under its lock, in the order they were queued. */
+    private void committed(ConversationState c, List<Queued> done) {
+        synchronized (c) {
+            for (Queued w : done) {
+                c.inFlight--;
+                if (w.env != null) {
+                    if (w.row != null) {
+                        c.unstoredMessages.remove(w.row);
+                    }
+                    stored(c, w.env.seq());
+                } else if (w.committed != null) {
+                    try {
+                        w.committed.run();
+                    } catch (RuntimeException e) {
+                        log.error("a follow-up of a store write of conversation {} failed", c.id, e);
+                    }
                 }
             }
-        });
+            if (cluster != null && c.inFlight == 0) {
+                cluster.settledLocked(c);
+            }
+        }
     }
 
     /** Queues a history message; until it is stored, {@link #messagesOf} reads it from memory. */
@@ -208,21 +272,7 @@ public final class Emitter {
         if (cluster != null) {
             cluster.publishLocked(c, env, (String) prepared);
         }
-        ApprovalRecord pending = approval;
-        writeLocked(c, b -> {
-            b.addEvent(env, prepared);
-            if (row != null) {
-                b.addMessage(row);
-            }
-            if (pending != null) {
-                b.putApproval(pending);
-            }
-        }, () -> {
-            if (row != null) {
-                c.unstoredMessages.remove(row);
-            }
-            stored(c, seq);
-        });
+        queueLocked(c, new Queued(fenceOf(c), env, prepared, row, approval, null, null));
         if (after != null) {
             workers.execute(LogContext.wrap(c.id, runId, after));
         }

@@ -12,6 +12,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
@@ -22,9 +23,16 @@ import java.util.function.Consumer;
  * its batch committed (the hub marks its events durable there), and an action runs after
  * everything queued before it is committed. Nobody waits for it on the way to a client: events
  * are fanned out when they are emitted.
+ *
+ * <p>A conversation's writes do not pass the queue one by one: the hub keeps them in the
+ * conversation's own list, under the lock it holds anyway, and queues the conversation (a
+ * {@link Source}) once, when its list stops being empty; the writer takes the whole list when it
+ * comes to it. So an event costs its producer a list append, not a trip through the queue's lock,
+ * and the writer's follow-ups take each conversation's lock once a batch, not once an event.
  */
 public final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
+    /** A batch is committed once it holds this many events, and lingers no longer once this many writes wait. */
     private static final int MAX_BATCH = 8192;
     /**
      * A batch that found at least this many writes queued at once is a sign of load: it waits up to
@@ -35,19 +43,50 @@ public final class StoreWriter {
      */
     private static final int BUSY = 64;
     private static final long LINGER_NANOS = 5_000_000;
+    /** How often a lingering batch looks whether the writes queued reached {@link #MAX_BATCH}. */
+    private static final long LINGER_STEP_NANOS = 250_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
     private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** The fence of a write that carries none (see {@link #write(String, long, Consumer, Runnable)}). */
+    /** The fence of a write that carries none (see {@link Sink#batch}). */
     static final long UNFENCED = -1;
     /** Writes queued past which {@link #awaitRoom} holds emitters back until the store catches up. */
     static final int MAX_QUEUED = 1 << 16;
 
-    private sealed interface Op permits Write, Action, Stop {
+    /**
+     * Writes a producer keeps under its own lock: queued with {@link #write(Source)} when the first
+     * of them is added, taken all at once by the writer. Each write added is counted with
+     * {@link #added()}.
+     */
+    public interface Source {
+        /**
+         * On the writer's thread: adds every write held so far to {@code sink}, in order, and lets
+         * go of them; answers how many there were.
+         */
+        int drainTo(Sink sink);
     }
 
-    /** A write of {@code conversationId} (null: of none in particular) under {@code fence}. */
-    private record Write(String conversationId, long fence, Consumer<StoreBatch> fill, Runnable afterCommit)
-            implements Op {
+    /** Where a {@link Source} puts its writes; only on the writer's thread. */
+    public interface Sink {
+        /**
+         * The batch to add a write of {@code conversationId} under {@code fence} to
+         * ({@link #UNFENCED}: none); the writes before are committed first when the batch holds the
+         * conversation under another fence, so the store keeps or leaves out each as its own fence says.
+         */
+        StoreBatch batch(String conversationId, long fence);
+
+        /** Runs {@code action} once everything added so far is committed. */
+        void afterCommit(Runnable action);
+    }
+
+    private sealed interface Op permits Write, Drain, Action, Stop {
+    }
+
+    /** A write of no conversation in particular. */
+    private record Write(Consumer<StoreBatch> fill, Runnable afterCommit) implements Op {
+    }
+
+    /** A {@link Source}'s writes. */
+    private record Drain(Source source) implements Op {
     }
 
     private record Action(Runnable action) implements Op {
@@ -57,6 +96,26 @@ public final class StoreWriter {
     }
 
     private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
+    /** Writes queued and not yet taken into a batch: {@link Write}s and those {@link Source}s hold. */
+    private final AtomicInteger queuedWrites = new AtomicInteger();
+    private final Sink sink = new Sink() {
+        @Override
+        public StoreBatch batch(String conversationId, long fence) {
+            if (fence != UNFENCED) {
+                Long held = batch.fenceOf(conversationId);
+                if (held != null && held != fence) {
+                    flush();
+                }
+                batch.fence(conversationId, fence);
+            }
+            return batch;
+        }
+
+        @Override
+        public void afterCommit(Runnable action) {
+            afterCommit.add(action);
+        }
+    };
     private final ConversationStore store;
     private final HubMetrics metrics;
     private final Thread thread;
@@ -81,16 +140,21 @@ public final class StoreWriter {
 
     /** Queues a write; {@code afterCommit} (may be null) runs once it is stored. */
     public void write(Consumer<StoreBatch> fill, Runnable afterCommit) {
-        queue.add(new Write(null, UNFENCED, fill, afterCommit));
+        queuedWrites.incrementAndGet();
+        queue.add(new Write(fill, afterCommit));
     }
 
     /**
-     * Queues a write of the conversation under {@code fence} ({@link StoreBatch#fence}; none when
-     * {@link #UNFENCED}). Writes of one conversation under two fences never share a batch, so the
-     * store keeps or leaves out each as its own fence says.
+     * Queues a source whose writes were none until now; it is drained in queue order, so its writes
+     * are committed before any action queued after them.
      */
-    public void write(String conversationId, long fence, Consumer<StoreBatch> fill, Runnable afterCommit) {
-        queue.add(new Write(conversationId, fence, fill, afterCommit));
+    public void write(Source source) {
+        queue.add(new Drain(source));
+    }
+
+    /** Counts a write a {@link Source} added (queued or not yet). */
+    public void added() {
+        queuedWrites.incrementAndGet();
     }
 
     /**
@@ -100,7 +164,7 @@ public final class StoreWriter {
      * writer's follow-ups take.
      */
     public void awaitRoom() {
-        while (queue.size() >= MAX_QUEUED && thread.isAlive()) {
+        while (queuedWrites.get() >= MAX_QUEUED && thread.isAlive()) {
             LockSupport.parkNanos(100_000);
         }
     }
@@ -130,29 +194,28 @@ public final class StoreWriter {
     }
 
     private void loop() {
-        List<Op> ops = new ArrayList<>(MAX_BATCH);
+        List<Op> ops = new ArrayList<>();
         while (true) {
             try {
                 ops.add(queue.take());
             } catch (InterruptedException e) {
                 log.warn("store writer interrupted; committing what is queued and stopping");
                 queue.drainTo(ops);
-                ops.removeIf(op -> !(op instanceof Write));
+                ops.removeIf(op -> op instanceof Action || op instanceof Stop);
             }
-            queue.drainTo(ops, MAX_BATCH - 1);
-            if (ops.size() >= BUSY) {
+            queue.drainTo(ops);
+            if (queuedWrites.get() >= BUSY) {
                 linger(ops);
             }
             for (int i = 0; i < ops.size(); i++) {
                 Op op = ops.get(i);
-                if (op instanceof Write w) {
-                    if (w.fence != UNFENCED) {
-                        Long fence = batch.fenceOf(w.conversationId);
-                        if (fence != null && fence != w.fence) {
-                            flush();
-                        }
-                        batch.fence(w.conversationId, w.fence);
+                if (op instanceof Drain d) {
+                    queuedWrites.addAndGet(-d.source.drainTo(sink));
+                    if (batch.events().size() >= MAX_BATCH) {
+                        flush();
                     }
+                } else if (op instanceof Write w) {
+                    queuedWrites.decrementAndGet();
                     w.fill.accept(batch);
                     if (w.afterCommit != null) {
                         afterCommit.add(w.afterCommit);
@@ -169,7 +232,7 @@ public final class StoreWriter {
                     for (Op o : late) {
                         if (o instanceof Action a) {
                             runSafely(a.action);
-                        } else if (o instanceof Write) {
+                        } else {
                             log.error("a write queued after the store writer stopped was dropped");
                         }
                     }
@@ -185,27 +248,29 @@ public final class StoreWriter {
         }
     }
 
-    /** Adds what is queued over the next {@link #lingerNanos}, up to a full batch. */
+    /**
+     * Waits up to {@link #lingerNanos} while fewer than {@link #MAX_BATCH} writes are queued, adding
+     * what is queued meanwhile (writes added to a source already queued are in it: they need no op).
+     */
     private void linger(List<Op> ops) {
         long deadline = System.nanoTime() + lingerNanos;
         long left;
-        while (ops.size() < MAX_BATCH && (left = deadline - System.nanoTime()) > 0) {
+        while (queuedWrites.get() < MAX_BATCH && (left = deadline - System.nanoTime()) > 0) {
             Op next;
             try {
-                next = queue.poll(left, TimeUnit.NANOSECONDS);
+                next = queue.poll(Math.min(left, LINGER_STEP_NANOS), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 // Seen at the end of this batch, which is committed first.
                 Thread.currentThread().interrupt();
                 return;
             }
-            if (next == null) {
-                return;
+            if (next != null) {
+                ops.add(next);
+                if (next instanceof Stop) {
+                    return;
+                }
+                queue.drainTo(ops);
             }
-            ops.add(next);
-            if (next instanceof Stop) {
-                return;
-            }
-            queue.drainTo(ops, MAX_BATCH - ops.size());
         }
     }
 

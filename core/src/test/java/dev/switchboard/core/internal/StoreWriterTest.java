@@ -80,6 +80,74 @@ class StoreWriterTest {
         assertThat(batches).containsExactly(1);
     }
 
+    @Test
+    void aSourceQueuedOnceCommitsEveryWriteItHeldWhenTheWriterCameToIt() throws Exception {
+        TestSource source = new TestSource();
+        writer.write(this::fill, null);
+        awaitBatches(1);
+        // Held back by the first commit: three writes of one source, queued once, then an action.
+        source.add(StoreWriter.UNFENCED);
+        source.add(StoreWriter.UNFENCED);
+        source.add(StoreWriter.UNFENCED);
+        CountDownLatch actionRan = new CountDownLatch(1);
+        List<Integer> committedWhenActionRan = new CopyOnWriteArrayList<>();
+        writer.run(() -> {
+            committedWhenActionRan.add(source.committed.get());
+            actionRan.countDown();
+        });
+        firstWriteMayEnd.countDown();
+        assertThat(actionRan.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(source.queued).as("queued once, when its first write came").hasValue(1);
+        assertThat(batches).containsExactly(1, 3);
+        assertThat(committedWhenActionRan).as("the action runs after the writes queued before it").containsExactly(3);
+    }
+
+    @Test
+    void writesOfOneConversationUnderTwoFencesNeverShareABatch() throws Exception {
+        TestSource source = new TestSource();
+        writer.write(this::fill, null);
+        awaitBatches(1);
+        source.add(7);
+        source.add(7);
+        source.add(8);
+        CountDownLatch done = new CountDownLatch(1);
+        writer.run(done::countDown);
+        firstWriteMayEnd.countDown();
+        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(batches).as("the fence's change commits what came before it").containsExactly(1, 2, 1);
+        assertThat(source.committed).hasValue(3);
+    }
+
+    /** A conversation's list of writes as the hub keeps it: queued when its first write comes. */
+    private final class TestSource implements StoreWriter.Source {
+        private final List<Long> fences = new java.util.ArrayList<>();
+        final AtomicInteger queued = new AtomicInteger();
+        final AtomicInteger committed = new AtomicInteger();
+
+        synchronized void add(long fence) {
+            writer.added();
+            if (fences.isEmpty()) {
+                queued.incrementAndGet();
+                writer.write(this);
+            }
+            fences.add(fence);
+        }
+
+        @Override
+        public int drainTo(StoreWriter.Sink sink) {
+            List<Long> taken;
+            synchronized (this) {
+                taken = List.copyOf(fences);
+                fences.clear();
+            }
+            for (long fence : taken) {
+                fill(sink.batch("fenced", fence));
+            }
+            sink.afterCommit(() -> committed.addAndGet(taken.size()));
+            return taken.size();
+        }
+    }
+
     private void fill(StoreBatch b) {
         filled.incrementAndGet();
         b.addConversation(new ConversationRecord("c" + conversations++, "user", 0));
