@@ -57,6 +57,13 @@ final class A2hCalls {
     static final String CONTACT_TOOL = "human_contact";
     /** How long a request may wait for the hub before it is answered 503. */
     private static final long HUB_TIMEOUT_SECONDS = 10;
+    /**
+     * How long a response to a function call the store does not hold looks for it again: a run's
+     * approval reaches clients when it is emitted and the store a commit later (on a loaded
+     * cluster node, up to seconds), and whoever saw it may answer it at once, on any node.
+     */
+    private static final long STORE_LAG_NANOS = TimeUnit.SECONDS.toNanos(3);
+    private static final long STORE_LAG_STEP_MS = 50;
     private static final int MAX_FN_CHARS = 256;
     private static final int MAX_SUBJECT_CHARS = 1_000;
 
@@ -297,10 +304,34 @@ final class A2hCalls {
             }
         } else if (kind == Kind.FUNCTION_CALL && runApproval(callId).isPresent()) {
             approvalId = callId;
+        } else if (kind == Kind.FUNCTION_CALL) {
+            // A run's approval is shown before it is stored: one seen a moment ago may be on its way.
+            return awaitRunApproval(callId, System.nanoTime() + STORE_LAG_NANOS).thenCompose(found -> found
+                    ? decide(kind, callId, doc, callId, approved, feedback, option, body, by)
+                    : CompletableFuture.completedFuture(notFound(kind, callId)));
         } else {
             return CompletableFuture.completedFuture(notFound(kind, callId));
         }
-        // The answer waits for the decision to be stored, without holding a thread meanwhile.
+        return decide(kind, callId, doc, approvalId, approved, feedback, option, body, by);
+    }
+
+    /**
+     * Whether the store holds the run approval {@code approvalId}, looking again every
+     * {@link #STORE_LAG_STEP_MS} ms until {@code deadline} ({@link System#nanoTime}), without
+     * holding a thread meanwhile.
+     */
+    private CompletableFuture<Boolean> awaitRunApproval(String approvalId, long deadline) {
+        return CompletableFuture.supplyAsync(() -> runApproval(approvalId).isPresent(),
+                        CompletableFuture.delayedExecutor(STORE_LAG_STEP_MS, TimeUnit.MILLISECONDS))
+                .thenCompose(found -> found || System.nanoTime() >= deadline
+                        ? CompletableFuture.completedFuture(found)
+                        : awaitRunApproval(approvalId, deadline));
+    }
+
+    /** Decides the call's approval; the answer waits for the decision to be stored, holding no thread meanwhile. */
+    private CompletionStage<RestResponse> decide(Kind kind, String callId, Optional<ObjectNode> doc, String approvalId,
+                                                 boolean approved, String feedback, String option, ObjectNode body,
+                                                 Principal by) {
         String decided = approvalId;
         return approvals.decideAsOperator(approvalId, approved, feedback, body, by)
                 .orTimeout(HUB_TIMEOUT_SECONDS, TimeUnit.SECONDS)
