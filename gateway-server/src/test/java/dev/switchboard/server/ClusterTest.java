@@ -168,6 +168,42 @@ class ClusterTest {
     }
 
     @Test
+    void aClientThatMovesBeforeItsNewConversationIsStoredResumesOnAnotherNode() throws Exception {
+        String s = session();
+        long cursor;
+        try (Connection db = postgres.connect(storeUrl)) {
+            db.setAutoCommit(false);
+            // Every node's store writer waits for this lock: the new conversation streams, unstored.
+            db.createStatement().execute("LOCK TABLE conversations IN EXCLUSIVE MODE");
+            try (WsClient first = WsClient.connect(a.port, "/ws")) {
+                List<Long> seen = haiSeqs(first.ask(s, "a slow answer please").until(type("assistant_message_chunk")));
+                cursor = seen.get(seen.size() - 1);
+            }
+            Thread unlock = new Thread(() -> {
+                try {
+                    Thread.sleep(1_000);
+                    db.rollback();
+                } catch (InterruptedException | SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            unlock.start();
+            // Node c knows the conversation from Redis only until node a stores it: it waits, never "no conversation".
+            try (WsClient back = WsClient.connect(c.port, "/hai/ws?session_id=" + s + "&last_seq=" + cursor)) {
+                List<JsonNode> rest = back.untilCompleted();
+                assertThat(rest).as("no error").noneMatch(type("error"));
+                List<Long> seqs = haiSeqs(rest);
+                assertThat(seqs.get(0)).as("the event after the cursor comes first").isEqualTo(cursor + 1);
+                for (int i = 1; i < seqs.size(); i++) {
+                    assertThat(seqs.get(i)).as("once each, in order, no gap").isEqualTo(seqs.get(i - 1) + 1);
+                }
+            } finally {
+                unlock.join();
+            }
+        }
+    }
+
+    @Test
     void anApprovalOfARunOnBIsAnsweredOnceFromCOverHai() {
         String s = session();
         try (WsClient hai = WsClient.connect(c.port, "/ws")) {

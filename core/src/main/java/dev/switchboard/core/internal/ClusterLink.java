@@ -19,6 +19,7 @@ import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.ClusterBus;
+import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
@@ -271,6 +272,44 @@ public final class ClusterLink {
         c.catchingUp = true;
         timer.schedule(() -> workers.execute(LogContext.wrap(c.id, null, () -> catchUpQuietly(c))), GAP_READ_PAUSE_MS,
                 TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Waits for the store's record of a conversation another node created a moment ago, so that this
+     * node knows it exists and whose it is: its creator shows the run's first events before its store
+     * writer commits the record, and a client may move here at once. Returns at once for a conversation
+     * nobody has written (a new one), and gives up after {@link #STORE_LAG_WAITS} reads, 100 ms apart.
+     */
+    void awaitRecord(ConversationState c) {
+        for (int attempt = 0; ; attempt++) {
+            boolean written;
+            synchronized (c) {
+                if (c.persisted) {
+                    return;
+                }
+                written = c.lastSeq > 0;
+            }
+            if (!written) {
+                Optional<String> writer = await(bus.holder(c.id));
+                if (writer.isEmpty() || writer.get().equals(bus.nodeId())) {
+                    return;
+                }
+            }
+            Optional<ConversationRecord> rec = store.conversation(c.id);
+            if (rec.isPresent()) {
+                synchronized (c) {
+                    if (!c.persisted) {
+                        c.persisted = true;
+                        c.owner = rec.get().owner();
+                    }
+                }
+                return;
+            }
+            if (attempt == STORE_LAG_WAITS) {
+                return;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+        }
     }
 
     /**

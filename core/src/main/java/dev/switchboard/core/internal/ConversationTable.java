@@ -51,6 +51,9 @@ public final class ConversationTable {
      */
     public Optional<ConversationState> access(String id, Subscriber from, boolean create) {
         ConversationState c = load(id);
+        if (cluster != null) {
+            cluster.awaitRecord(c);
+        }
         synchronized (c) {
             if (c.retired) {
                 return access(id, from, create);
