@@ -18,6 +18,7 @@ import dev.switchboard.core.spi.RestResponse;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -117,16 +118,17 @@ final class A2hCalls {
             } catch (HubUnavailable e) {
                 return A2hService.error(e.error);
             }
-            store.putDocument(INDEX, asked.approvalId(), Json.object().put("kind", kind.name())
-                    .put("call_id", callId).toString(), false);
             ObjectNode doc = Json.object();
             doc.set("call", call);
             doc.put("approval_id", asked.approvalId()).put("conversation_id", conversation)
                     .put("requested_at", clock.getAsLong());
+            // The call before its index entry: a lister that finds the entry finds the call whole.
             if (!store.putDocument(kind.collection, callId, doc.toString(), false)) {
                 // Another gateway on the same store took the id first.
                 return again(kind, load(kind, callId).orElseThrow(), call);
             }
+            store.putDocument(INDEX, asked.approvalId(), Json.object().put("kind", kind.name())
+                    .put("call_id", callId).toString(), false);
             return RestResponse.json(201, view(kind, doc, Optional.of(asked)));
         }
     }
@@ -244,22 +246,32 @@ final class A2hCalls {
     /** {@code GET /agent/function_calls/pending} or {@code /agent/human_contacts/pending}, oldest first. */
     RestResponse pending(Kind kind, int limit, int offset) {
         List<ApprovalRecord> mine = new ArrayList<>();
-        List<Optional<ObjectNode>> indexed = new ArrayList<>();
+        List<Optional<ObjectNode>> calls = new ArrayList<>();
         for (ApprovalRecord a : approvals.pendingApprovals(Integer.MAX_VALUE, 0)) {
             Optional<ObjectNode> index = store.document(INDEX, a.approvalId()).map(A2hInput::stored);
-            Kind of = index.map(i -> Kind.valueOf(i.get("kind").textValue())).orElse(Kind.FUNCTION_CALL);
+            Kind of;
+            Optional<ObjectNode> call;
+            if (index.isPresent()) {
+                of = Kind.valueOf(index.get().get("kind").textValue());
+                call = load(of, index.get().get("call_id").textValue());
+            } else {
+                // No entry yet: a call whose entry is being written (it is written after the call), else a run's.
+                Optional<Kind> asked = Arrays.stream(Kind.values())
+                        .filter(k -> callOf(k, a).isPresent()).findFirst();
+                of = asked.orElse(Kind.FUNCTION_CALL);
+                call = asked.flatMap(k -> callOf(k, a));
+            }
             if (of == kind) {
                 mine.add(a);
-                indexed.add(index);
+                calls.add(call);
             }
         }
         ObjectNode body = Json.object();
         ArrayNode items = body.putArray("items");
         for (int i = offset; i < mine.size() && i < (long) offset + limit; i++) {
             ApprovalRecord a = mine.get(i);
-            // An index entry without its call (a crash between the two writes) shows as a run's approval.
-            Optional<ObjectNode> doc = indexed.get(i).flatMap(x -> load(kind, x.get("call_id").textValue()));
-            items.add(doc.map(d -> view(kind, d, Optional.of(a))).orElseGet(() -> runView(a)));
+            // An index entry without its call (a store that lost the call) shows as a run's approval.
+            items.add(calls.get(i).map(d -> view(kind, d, Optional.of(a))).orElseGet(() -> runView(a)));
         }
         body.put("total", mine.size()).put("limit", limit).put("offset", offset)
                 .put("has_more", (long) offset + items.size() < mine.size());
@@ -438,6 +450,12 @@ final class A2hCalls {
             return Optional.empty();
         }
         return store.approval(approvalId);
+    }
+
+    /** The stored call of {@code kind} that asked for the approval: its id is the approval's tool call id. */
+    private Optional<ObjectNode> callOf(Kind kind, ApprovalRecord a) {
+        return load(kind, a.request().toolCallId())
+                .filter(doc -> a.approvalId().equals(doc.path("approval_id").textValue()));
     }
 
     private Optional<ObjectNode> load(Kind kind, String callId) {

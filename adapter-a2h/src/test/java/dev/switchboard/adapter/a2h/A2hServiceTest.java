@@ -9,6 +9,8 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.InMemoryConversationStore;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.RiskLevel;
+import dev.switchboard.core.spi.ApprovalRecord;
+import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RestRequest;
 import dev.switchboard.core.spi.RestResponse;
 import dev.switchboard.core.spi.RestServiceProvider;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -102,6 +105,27 @@ class A2hServiceTest {
         assertThat(asked.arguments().at("/response_options/0/name").asText()).isEqualTo("eu");
         assertThat(asked.risk()).isEqualTo(RiskLevel.LOW);
         assertThat(shown.conversationId()).isEqualTo("room");
+    }
+
+    @Test
+    void aContactListedBetweenTheWritesOfItsCallAndItsIndexEntryIsShownWhole() throws Exception {
+        // As a lister finds it mid-create: the hub asked, the call stored, its index entry not yet.
+        ApprovalRecord asked = hub.operatorApprovals().requestApproval("room", new ApprovalRequest("q2",
+                A2hCalls.CONTACT_TOOL, "Which cost centre?", Json.object().put("msg", "Which cost centre?"), null,
+                RiskLevel.LOW)).get(5, TimeUnit.SECONDS);
+        ObjectNode call = Json.object().put("run_id", "r").put("call_id", "q2");
+        call.putObject("spec").put("msg", "Which cost centre?").putObject("channel").putObject("session")
+                .put("session_id", "room");
+        ObjectNode doc = Json.object().put("approval_id", asked.approvalId()).put("conversation_id", "room")
+                .put("requested_at", 1L);
+        doc.set("call", call);
+        store.putDocument(A2hCalls.Kind.HUMAN_CONTACT.collection, "q2", doc.toString(), false);
+
+        JsonNode contacts = json(call(service(), request("GET", "/agent/human_contacts/pending", null, true, null)));
+        assertThat(contacts.path("items")).hasSize(1);
+        assertThat(contacts.at("/items/0/spec/msg").asText()).isEqualTo("Which cost centre?");
+        JsonNode functions = json(call(service(), request("GET", "/agent/function_calls/pending", null, true, null)));
+        assertThat(functions.path("items")).as("not a run's function call").isEmpty();
     }
 
     @Test
