@@ -72,9 +72,15 @@ public final class UpstreamHttp {
     }
 
     /**
-     * The threads and the HTTP client of one upstream runtime: a cached pool that runs the
-     * client's callbacks (no thread is held by a run), a timer for silence checks, and an
-     * HTTP/1.1 client (plain-http servers are asked no h2c upgrade). {@link #close} stops them.
+     * The threads and the HTTP client of one upstream runtime: a cached pool for a run's own work
+     * (no thread is held by a run), a timer for silence checks, and an HTTP/1.1 client (plain-http
+     * servers are asked no h2c upgrade). {@link #close} stops them.
+     *
+     * <p>The client's callbacks (answers, body subscribers and the listeners they call) run on its
+     * selector thread, where the bytes arrive, not on the pool: a token read from a model goes to the
+     * hub without waking another thread (bench/NOTES.md has the A/B). They must not block: every
+     * upstream of the runtime waits while one does. (The hub's back-pressure, when the store falls
+     * far behind, does hold them all, as it should.)
      */
     public static final class Client implements AutoCloseable {
         public final ExecutorService executor;
@@ -98,7 +104,7 @@ public final class UpstreamHttp {
                     .version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(connectTimeout)
                     .followRedirects(HttpClient.Redirect.NORMAL)
-                    .executor(executor)
+                    .executor(Runnable::run) // see the class comment
                     .build();
         }
 
