@@ -43,14 +43,6 @@ public final class StoreWriter {
      */
     private static final int BUSY = 64;
     private static final long LINGER_NANOS = 5_000_000;
-    /**
-     * The least time from one commit's start to the next one's. A write that finds the last commit
-     * further back commits at once; one that comes sooner (writes trickling in, as tokens of many
-     * conversations paced by their models do) waits for the rest of it, so that a commit carries what
-     * came meanwhile instead of a commit an event: each commit rewrites whole pages of the store,
-     * however few events it adds to them.
-     */
-    private static final long COMMIT_SPACING_NANOS = 10_000_000;
     /** How often a lingering batch looks whether the writes queued reached {@link #MAX_BATCH}. */
     private static final long LINGER_STEP_NANOS = 250_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
@@ -130,25 +122,17 @@ public final class StoreWriter {
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
     private final long lingerNanos;
-    private final long commitSpacingNanos;
-    /** When the last commit began ({@link System#nanoTime}); written and read by the writer's thread alone. */
-    private long lastCommit;
     private volatile boolean stopped;
 
     public StoreWriter(ConversationStore store, HubMetrics metrics) {
-        this(store, metrics, LINGER_NANOS, COMMIT_SPACING_NANOS);
+        this(store, metrics, LINGER_NANOS);
     }
 
-    /**
-     * With how long a busy batch waits for more ({@link #LINGER_NANOS} but in tests), and the least
-     * time between the starts of two commits ({@link #COMMIT_SPACING_NANOS} but in tests).
-     */
-    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos, long commitSpacingNanos) {
+    /** With how long a busy batch waits for more ({@link #LINGER_NANOS} but in tests). */
+    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos) {
         this.store = store;
         this.metrics = metrics;
         this.lingerNanos = lingerNanos;
-        this.commitSpacingNanos = commitSpacingNanos;
-        this.lastCommit = System.nanoTime() - commitSpacingNanos;
         this.thread = new Thread(this::loop, "switchboard-store-writer");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -222,8 +206,6 @@ public final class StoreWriter {
             queue.drainTo(ops);
             if (queuedWrites.get() >= BUSY) {
                 linger(ops);
-            } else {
-                space(ops);
             }
             for (int i = 0; i < ops.size(); i++) {
                 Op op = ops.get(i);
@@ -292,24 +274,10 @@ public final class StoreWriter {
         }
     }
 
-    /**
-     * Waits for the rest of {@link #commitSpacingNanos} since the last commit began, sleeping rather
-     * than taking each write as it comes (a writer waiting on the queue would be woken by every one),
-     * then adds what was queued meanwhile.
-     */
-    private void space(List<Op> ops) {
-        long left = lastCommit + commitSpacingNanos - System.nanoTime();
-        if (left > 0 && !(ops.get(ops.size() - 1) instanceof Stop)) {
-            LockSupport.parkNanos(left);
-            queue.drainTo(ops);
-        }
-    }
-
     private void flush() {
         if (!batch.isEmpty()) {
             try {
                 long start = System.nanoTime();
-                lastCommit = start;
                 store.write(batch);
                 long took = System.nanoTime() - start;
                 metrics.stored(batch.messages().size() + batch.events().size() + batch.approvals().size(), took);

@@ -42,9 +42,7 @@ class StoreWriterTest {
                     throw e.getCause();
                 }
             });
-    /** How long the writer of {@link #writesSoonAfterACommitWaitForTheSpacingAndCommitTogether} spaces its commits. */
-    private static final long SPACING_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private final StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS, 0);
+    private final StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS);
     private int conversations;
 
     @AfterEach
@@ -80,30 +78,6 @@ class StoreWriterTest {
         assertThat(committed.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(System.nanoTime() - start).as("no wait for more writes").isLessThan(LINGER_NANOS / 2);
         assertThat(batches).containsExactly(1);
-    }
-
-    @Test
-    void writesSoonAfterACommitWaitForTheSpacingAndCommitTogether() throws Exception {
-        firstWriteMayEnd.countDown();
-        StoreWriter spaced = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
-                SPACING_NANOS);
-        try {
-            CountDownLatch first = new CountDownLatch(1);
-            spaced.write(this::fill, first::countDown);
-            assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
-            long firstCommitted = System.nanoTime();
-            // Two writes trickle in within the spacing: neither commits alone.
-            spaced.write(this::fill, null);
-            Thread.sleep(100);
-            CountDownLatch both = new CountDownLatch(1);
-            spaced.write(this::fill, both::countDown);
-            assertThat(both.await(10, TimeUnit.SECONDS)).isTrue();
-            assertThat(System.nanoTime() - firstCommitted).as("not before the spacing ran out")
-                    .isGreaterThanOrEqualTo(SPACING_NANOS / 2);
-            assertThat(batches).as("the quiet write at once, the two that trickled in together").containsExactly(1, 2);
-        } finally {
-            spaced.stop().get(30, TimeUnit.SECONDS);
-        }
     }
 
     @Test
