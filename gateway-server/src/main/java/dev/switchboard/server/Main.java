@@ -17,19 +17,6 @@ import java.util.concurrent.CompletionException;
  * one line on standard error, with a stack trace only for what the operator cannot fix.
  */
 public final class Main {
-    /** The JDK's property for the threads of its common fork-join pool. */
-    static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
-
-    static {
-        // First, before anything touches the common pool. On one or two cores it gets one thread, and
-        // then CompletableFuture runs each async step that names no executor on a new thread of its
-        // own: the JDK HTTP client completes every request so, a thread started and ended per model
-        // call. Two threads, unless the operator set the property.
-        if (System.getProperty(COMMON_POOL_PARALLELISM) == null && Runtime.getRuntime().availableProcessors() <= 2) {
-            System.setProperty(COMMON_POOL_PARALLELISM, "2");
-        }
-    }
-
     private static final Logger log = LoggerFactory.getLogger(Main.class);
 
     private Main() {
