@@ -20,7 +20,7 @@ public final class EndToEnd {
     public static final String FLOOR = "floor";
     public static final String PEER = "peer";
     /** A warm-up run after which the JIT took at most this share of a server's CPU ends the warm-up. */
-    private static final double SETTLED_JIT_SHARE = 0.05;
+    static final double SETTLED_JIT_SHARE = 0.05;
     private static final int MAX_WARM_RUNS = 6;
 
     /** What to run: client counts, chunks per run, frames per point, rounds, limits. */

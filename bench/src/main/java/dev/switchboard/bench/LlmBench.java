@@ -15,8 +15,7 @@ import java.util.Map;
  * between the two at the same concurrency; its CPU time per token is its own process's.
  */
 public final class LlmBench {
-    /** A warm-up after which the gateway's JIT took at most this share of its CPU ends the warm-up. */
-    private static final double SETTLED_JIT_SHARE = 0.05;
+    /** Warm-ups at most; each of a paced and an unpaced pass (see {@link #warm}). */
     private static final int MAX_WARM_RUNS = 4;
     /**
      * What to run: the concurrencies, tokens per answer, and at each concurrency an unpaced point of
@@ -150,7 +149,7 @@ public final class LlmBench {
     /**
      * Warms the gateway's JIT at the highest concurrency, every path unpaced and then paced (tokens
      * one at a time run other code than bursts do), again while its compilers took more than
-     * {@value #SETTLED_JIT_SHARE} of its CPU, at most {@value #MAX_WARM_RUNS} times: compiling is a
+     * {@link EndToEnd#SETTLED_JIT_SHARE} of its CPU, at most {@value #MAX_WARM_RUNS} times: compiling is a
      * cost the gateway pays once, and on two cores it takes them from the points measured after it.
      */
     private void warm(LlmClient client, ScriptedModel model, ServerProcess gateway, double rate, Duration answer)
@@ -173,7 +172,7 @@ public final class LlmBench {
                     jit += p.gatewayJitSeconds();
                 }
             }
-            if (cpu == 0 || jit / cpu <= SETTLED_JIT_SHARE) {
+            if (cpu == 0 || jit / cpu <= EndToEnd.SETTLED_JIT_SHARE) {
                 return;
             }
             BenchSuite.log(String.format(Locale.ROOT, "  llm gateway at %d conversations: JIT %.1f of %.1f s CPU, "

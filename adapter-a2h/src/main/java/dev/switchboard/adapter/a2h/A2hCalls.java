@@ -18,7 +18,6 @@ import dev.switchboard.core.spi.RestResponse;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -249,17 +248,20 @@ final class A2hCalls {
         List<Optional<ObjectNode>> calls = new ArrayList<>();
         for (ApprovalRecord a : approvals.pendingApprovals(Integer.MAX_VALUE, 0)) {
             Optional<ObjectNode> index = store.document(INDEX, a.approvalId()).map(A2hInput::stored);
-            Kind of;
-            Optional<ObjectNode> call;
+            Kind of = Kind.FUNCTION_CALL;
+            Optional<ObjectNode> call = Optional.empty();
             if (index.isPresent()) {
                 of = Kind.valueOf(index.get().get("kind").textValue());
                 call = load(of, index.get().get("call_id").textValue());
             } else {
                 // No entry yet: a call whose entry is being written (it is written after the call), else a run's.
-                Optional<Kind> asked = Arrays.stream(Kind.values())
-                        .filter(k -> callOf(k, a).isPresent()).findFirst();
-                of = asked.orElse(Kind.FUNCTION_CALL);
-                call = asked.flatMap(k -> callOf(k, a));
+                for (Kind k : Kind.values()) {
+                    call = callOf(k, a);
+                    if (call.isPresent()) {
+                        of = k;
+                        break;
+                    }
+                }
             }
             if (of == kind) {
                 mine.add(a);
