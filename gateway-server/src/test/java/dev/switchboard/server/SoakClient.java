@@ -270,8 +270,24 @@ abstract class SoakClient implements Runnable {
         return traced();
     }
 
+    /**
+     * The client's last steps: before the kill, the last 24; after it, every step from a second
+     * before the kill (at most the last 400), which is what a failure across the kill needs.
+     */
     final synchronized String traced() {
-        return String.join(" | ", trace);
+        long killedAt = plan.killedAtMillis();
+        if (killedAt < 0) {
+            return String.join(" | ", trace);
+        }
+        List<String> since = new ArrayList<>();
+        for (String step : history) {
+            if (Long.parseLong(step.substring(0, step.indexOf("ms "))) >= killedAt - 1_000) {
+                since.add(step);
+            }
+        }
+        List<String> shown = since.size() > 400 ? since.subList(since.size() - 400, since.size()) : since;
+        return (since.size() > shown.size() ? "(" + (since.size() - shown.size()) + " steps before) " : "")
+                + "kill at " + killedAt + "ms | " + String.join(" | ", shown);
     }
 
     final void fail(String what) {

@@ -114,6 +114,12 @@ final class SoakPlan {
         return System.nanoTime() < stopStartingNanos;
     }
 
+    /** When the gateway was killed, in ms since the soak began; -1 before the kill. */
+    long killedAtMillis() {
+        long at = crashWindow.get()[0];
+        return at == Long.MAX_VALUE ? -1 : (at - startNanos) / 1_000_000;
+    }
+
     /** Whether the gateway was killed: from then on a cursor may name an event the store lost. */
     boolean wasKilled() {
         return crashWindow.get()[0] != Long.MAX_VALUE;

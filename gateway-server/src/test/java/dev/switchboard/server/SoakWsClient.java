@@ -106,6 +106,8 @@ final class SoakWsClient extends SoakClient {
             JsonNode frame = (JsonNode) item;
             long seq = dialect.seq(frame);
             if (seq < 0) {
+                String shown = frame.toString();
+                trace("frame " + shown.substring(0, Math.min(120, shown.length())));
                 if (retryAfter(frame)) {
                     ask();
                 }
