@@ -137,6 +137,17 @@ enum SoakDialect {
         };
     }
 
+    /**
+     * Whether a frame that does not end the run asked with {@code prompt} may be the end of another
+     * run's answer. VoiceAssist shows no run boundaries, so the {@code message_complete} a client
+     * waiting for its {@code crash} run's error gets is either its own run's (the error follows) or
+     * the end of the run that was active when it asked; then its request was refused as busy, and
+     * the refusal is lost if the client dropped that connection before it came.
+     */
+    boolean answerMayBeAnothers(JsonNode frame, String prompt) {
+        return this == VOICE && prompt.contains("crash") && frame.path("type").asText().equals("message_complete");
+    }
+
     /** Inputs that are not valid requests of this dialect; each must get a clear error, and nothing else. */
     List<String> malformed() {
         return switch (this) {

@@ -206,7 +206,7 @@ final class SoakPlan {
                 "malformed inputs sent   " + malformedSent.get(),
                 "their errors received   " + provokedErrors.get(),
                 "busy retries            " + busyRetries.get(),
-                "requests sent again     " + resentRequests.get() + " (lost with a connection the kill took)",
+                "requests sent again     " + resentRequests.get() + " (lost with a connection the kill took, or refused as busy on one the client dropped)",
                 "approvals answered (A2H) " + approvalsAnswered.get() + " (" + decisionsDeferred.get()
                         + " deferred: the run the kill ended must wait for the one now active; "
                         + (decisionsUnanswered.get() == 0 ? "" : decisionsUnanswered.get()

@@ -120,6 +120,11 @@ final class SoakWsClient extends SoakClient {
                 resynced = false;
                 return;
             }
+            if (dialect.answerMayBeAnothers(frame, prompt)) {
+                // Its own crash run's error follows at once; if nothing does, the answer was another
+                // run's and the request was refused as busy on a connection since dropped: ask again.
+                unsure = true;
+            }
             if (++events == dropAt) {
                 plan.plannedDisconnects.incrementAndGet();
                 connection.abort();
