@@ -40,7 +40,7 @@ public final class SqliteConversationStore implements ConversationStore {
     public static final String FILE_NAME = "switchboard.db";
 
     /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 5;
+    public static final int SCHEMA_VERSION = 6;
 
     /**
      * The most events one row of {@code events} holds. A read finds the row of a seq among the
@@ -146,6 +146,34 @@ public final class SqliteConversationStore implements ConversationStore {
     private static final List<String> SCHEMA_V5 = List.of(
             "CREATE INDEX IF NOT EXISTS messages_by_id ON messages (conversation_id, id)");
 
+    /**
+     * Version 6: {@code events} is kept in the order its rows are written (a rowid table), found by
+     * the unique index {@code events_by_seq} on (conversation, seq). Keyed by (conversation, seq) as
+     * before, every batch wrote its segments into as many places of the table as it had
+     * conversations, splitting and rewriting whole pages of payload; now a batch's rows go to the
+     * table's last pages and only their small index entries are scattered. The rows of an older
+     * file are copied over once, in the old order.
+     */
+    private static final List<String> SCHEMA_V6 = List.of(
+            """
+            CREATE TABLE events_in_order (
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                seq             INTEGER NOT NULL,
+                run_id          TEXT,
+                ts              INTEGER NOT NULL,
+                kind            TEXT NOT NULL,
+                payload         TEXT NOT NULL,
+                last_seq        INTEGER
+            )""",
+            """
+            INSERT INTO events_in_order (conversation_id, seq, run_id, ts, kind, payload, last_seq)
+                SELECT conversation_id, seq, run_id, ts, kind, payload, last_seq FROM events
+                ORDER BY conversation_id, seq""",
+            "DROP TABLE events",
+            "ALTER TABLE events_in_order RENAME TO events",
+            "CREATE UNIQUE INDEX events_by_seq ON events (conversation_id, seq)",
+            "CREATE INDEX run_bounds ON events (kind, conversation_id, run_id) WHERE " + StoredRows.RUN_BOUNDS);
+
     /** How many ids one query of {@link #knownMessageIds} asks about, well under SQLite's bound on parameters. */
     private static final int IDS_PER_QUERY = 500;
 
@@ -161,7 +189,7 @@ public final class SqliteConversationStore implements ConversationStore {
     /**
      * A conversation's stored rows that hold a seq from {@code ?3} to {@code ?4}: since a row holds at
      * most {@link #SEGMENT_EVENTS} seqs, such a row starts after {@code ?2} = {@code ?3 - SEGMENT_EVENTS},
-     * so the primary key finds them.
+     * so the index {@code events_by_seq} finds them.
      */
     static final String SELECT_OVERLAP = "SELECT seq FROM events WHERE conversation_id = ?1 AND seq > ?2 AND seq <= ?4"
             + " AND " + LAST_SEQ + " >= ?3 LIMIT 1";
@@ -235,7 +263,7 @@ public final class SqliteConversationStore implements ConversationStore {
     private final ReentrantLock writing = new ReentrantLock(true);
 
     /*
-     * A segment row is keyed by its first seq only, so the primary key no longer refuses every event
+     * A segment row is keyed by its first seq only, so the unique index no longer refuses every event
      * whose seq is stored: one inside a stored segment's range has a key of its own. The writer
      * refuses it itself, in the batch's transaction. Checking each new row's range against the
      * stored rows would cost a query a row, the very per-row cost segments are for; instead the
@@ -411,6 +439,11 @@ public final class SqliteConversationStore implements ConversationStore {
                 }
                 if (version < 5) {
                     for (String ddl : SCHEMA_V5) {
+                        s.execute(ddl);
+                    }
+                }
+                if (version < 6) {
+                    for (String ddl : SCHEMA_V6) {
                         s.execute(ddl);
                     }
                 }

@@ -24,7 +24,10 @@ import static dev.switchboard.store.sqlite.SqliteFiles.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** How the SQLite store keeps a batch's events of a conversation as segment rows (schema version 4). */
+/**
+ * How the SQLite store keeps a batch's events of a conversation as segment rows (schema version 4),
+ * in the order they are written (version 6).
+ */
 class SqliteEventSegmentsTest {
     private static final String CONV = "conv-1";
     private static final long T0 = 1_700_000_000_000L;
@@ -191,23 +194,47 @@ class SqliteEventSegmentsTest {
                 "4-null RUN_FINISHED", "5-null RUN_STARTED", "6-null TEXT_DELTA", "7-12 SEGMENT", "13-null RUN_FAILED");
         assertThat(query(file, "PRAGMA user_version"))
                 .containsExactly(String.valueOf(SqliteConversationStore.SCHEMA_VERSION));
+        assertThat(query(file, "SELECT seq FROM events ORDER BY rowid")).as("the old rows first, in their order")
+                .containsExactly("1", "2", "3", "4", "5", "6", "7", "13");
+        assertThat(query(file, "SELECT sql FROM sqlite_schema WHERE name = 'events'")).singleElement()
+                .asString().doesNotContainIgnoringCase("WITHOUT ROWID");
         try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
             assertThat(store.events(CONV, 0, 100)).as("after a second open").isEqualTo(all);
         }
     }
 
     @Test
-    void readsAndTheWritersChecksFindRowsByThePrimaryKey() throws Exception {
+    void readsAndTheWritersChecksFindRowsByTheirSeqIndex() throws Exception {
         SqliteConversationStore.open(dir).close();
         Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
         for (String sql : List.of(SqliteConversationStore.SELECT_EVENTS, SqliteConversationStore.SELECT_OVERLAP,
                 SqliteConversationStore.SELECT_LAST_SEQ)) {
             assertThat(query(file, "EXPLAIN QUERY PLAN " + sql, "detail")).as(sql)
-                    .anyMatch(step -> step.startsWith("SEARCH events USING PRIMARY KEY (conversation_id=? AND seq>? AND seq<?)")
-                            || step.startsWith("SEARCH events USING PRIMARY KEY (conversation_id=? AND seq>?)")
-                            || step.startsWith("SEARCH events USING PRIMARY KEY (conversation_id=?)"))
+                    .anyMatch(step -> step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_id=? AND seq>? AND seq<?)")
+                            || step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_id=? AND seq>?)")
+                            || step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_id=?)"))
                     .noneMatch(step -> step.contains("TEMP B-TREE") || step.startsWith("SCAN"));
         }
+    }
+
+    @Test
+    void rowsAreKeptInTheOrderTheyAreWrittenWhateverTheirConversation() throws Exception {
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            store.write(new StoreBatch().addConversation(new ConversationRecord("b", null, T0))
+                    .addConversation(new ConversationRecord("a", null, T0))
+                    .addEvent(delta("b", "run-b", 1, T0)).addEvent(delta("b", "run-b", 2, T0)));
+            store.write(new StoreBatch().addEvent(delta("a", "run-a", 1, T0)).addEvent(delta("b", "run-b", 3, T0)));
+            store.write(new StoreBatch().addEvent(delta("a", "run-a", 2, T0)));
+            assertThat(store.events("a", 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L);
+            assertThat(store.events("b", 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
+        }
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        assertThat(query(file, "SELECT conversation_id || ' ' || seq FROM events ORDER BY rowid"))
+                .containsExactly("b 1", "a 1", "b 3", "a 2");
+        assertThat(query(file, "SELECT sql FROM sqlite_schema WHERE name = 'events'")).singleElement()
+                .asString().doesNotContainIgnoringCase("WITHOUT ROWID");
+        assertThat(query(file, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events'"))
+                .contains("events_by_seq", "run_bounds");
     }
 
     @Test
