@@ -38,8 +38,13 @@ import java.util.function.LongSupplier;
 public final class Emitter {
     /** Logged under the hub's name, as every part of the hub logs. */
     private static final Logger log = LoggerFactory.getLogger(ConversationHub.class);
-    /** Stored events a conversation's tail keeps for resumes that need no store read. */
-    private static final int TAIL_KEPT = 256;
+    /**
+     * Stored events a conversation's tail keeps for resumes that need no store read. Few: every
+     * event the tails keep outlives the young garbage collections while it is kept, and the
+     * collector copies each such event (256 kept per conversation made most events of a busy
+     * gateway survive, and the young pauses long); a resume from further back reads the store.
+     */
+    private static final int TAIL_KEPT = 32;
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
     static final long RESERVATION = 1 << 16;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
