@@ -117,14 +117,15 @@ public final class SqliteConversationStore implements ConversationStore {
             "CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (status)",
             "CREATE INDEX IF NOT EXISTS events_by_kind ON events (kind, conversation_id, run_id)");
 
+    /** The index crash recovery reads: only the events that start and end runs. */
+    private static final String RUN_BOUNDS_INDEX =
+            "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE " + StoredRows.RUN_BOUNDS;
+
     /**
      * Version 3: the index crash recovery reads holds only the events that start and end runs, so the
      * insert of every other event (most of them text deltas) no longer updates it.
      */
-    private static final List<String> SCHEMA_V3 = List.of(
-            "DROP INDEX IF EXISTS events_by_kind",
-            "CREATE INDEX IF NOT EXISTS run_bounds ON events (kind, conversation_id, run_id) WHERE "
-                    + StoredRows.RUN_BOUNDS);
+    private static final List<String> SCHEMA_V3 = List.of("DROP INDEX IF EXISTS events_by_kind", RUN_BOUNDS_INDEX);
 
     /**
      * Version 4: a row of {@code events} is a segment, the events of one conversation and run with
@@ -172,7 +173,7 @@ public final class SqliteConversationStore implements ConversationStore {
             "DROP TABLE events",
             "ALTER TABLE events_in_order RENAME TO events",
             "CREATE UNIQUE INDEX events_by_seq ON events (conversation_id, seq)",
-            "CREATE INDEX run_bounds ON events (kind, conversation_id, run_id) WHERE " + StoredRows.RUN_BOUNDS);
+            RUN_BOUNDS_INDEX);
 
     /** How many ids one query of {@link #knownMessageIds} asks about, well under SQLite's bound on parameters. */
     private static final int IDS_PER_QUERY = 500;
