@@ -168,6 +168,8 @@ class TracingTest {
                     request.path("approval_id").asText()).put("approved", true).toString());
             c.until(f -> f.path("type").asText().equals("error"));
         }
+        // The hub writes its line before the error reaches anyone: it is there once the client has the error.
+        hubLog.detachAppender(logged);
         SpanData run = span("invoke_agent openai");
         SpanData approval = span("approval file_report");
         assertThat(approval.getLinks()).anySatisfy(l -> assertThat(l.getSpanContext().getSpanId())
@@ -182,7 +184,6 @@ class TracingTest {
                 .findFirst().orElseThrow();
         assertThat(attr(failedChat, "error.type")).isEqualTo("500");
         // The hub's line about the failure carries the run's trace, for going from a log line to its trace.
-        hubLog.detachAppender(logged);
         assertThat(logged.list).filteredOn(e -> e.getFormattedMessage().contains("failed with upstream_error"))
                 .singleElement().satisfies(e -> {
                     assertThat(e.getMDCPropertyMap()).containsEntry("trace_id", run.getTraceId())

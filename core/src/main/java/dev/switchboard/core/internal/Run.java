@@ -171,7 +171,7 @@ final class Run implements RunContext {
 
     @Override
     public void finish() {
-        end(new Event.RunFinished(), false);
+        end(new Event.RunFinished(), false, null);
     }
 
     /** A failure the runtime reports (its agent's, its upstream's, or its own): the operator hears of it. */
@@ -179,11 +179,10 @@ final class Run implements RunContext {
     public void fail(ErrorCode code, String message) {
         Event.RunFailed failed = new Event.RunFailed(code, message);
         // Opened before the run ends, while its span is live: the line carries the trace's ids too.
+        // Written before anyone sees the run end, so a client's error is never ahead of the operator's line.
         try (LogContext.Scope ids = LogContext.open(request)) {
-            if (end(failed, false)) {
-                log.warn("run {} of conversation {} failed with {}: {}", request.runId(), conversation.id,
-                        code.wireCode(), failed.message());
-            }
+            end(failed, false, () -> log.warn("run {} of conversation {} failed with {}: {}", request.runId(),
+                    conversation.id, code.wireCode(), failed.message()));
         }
     }
 
@@ -233,16 +232,17 @@ final class Run implements RunContext {
                     log.warn("runtime {} failed to cancel run {}", runs.runtime.id(), request.runId(), e);
                 }
             }
-            end(new Event.RunFailed(code, message), true);
+            end(new Event.RunFailed(code, message), true, null);
         }
     }
 
     /**
      * Ends the run with its terminal event; false if it had ended already, or if the runtime
-     * ends it ({@code byHub} false) while the hub is stopping it.
+     * ends it ({@code byHub} false) while the hub is stopping it. {@code announce}, if any, runs once the
+     * run is known to end here and before its terminal event is emitted.
      */
-    private boolean end(Event terminal, boolean byHub) {
-        if (!endLocked(terminal, byHub)) {
+    private boolean end(Event terminal, boolean byHub, Runnable announce) {
+        if (!endLocked(terminal, byHub, announce)) {
             return false;
         }
         if (runs.cluster != null) {
@@ -251,12 +251,15 @@ final class Run implements RunContext {
         return true;
     }
 
-    private boolean endLocked(Event terminal, boolean byHub) {
+    private boolean endLocked(Event terminal, boolean byHub, Runnable announce) {
         synchronized (conversation) {
             if (ended || stopping && !byHub) {
                 return false;
             }
             ended = true;
+            if (announce != null) {
+                announce.run();
+            }
             List<PendingApproval> abandoned = new ArrayList<>(waiting);
             waiting.clear();
             // Before the terminal event reaches anyone: whoever sees the run end finds its
