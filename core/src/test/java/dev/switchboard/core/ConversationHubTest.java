@@ -382,6 +382,53 @@ class ConversationHubTest {
     }
 
     @Test
+    void resentMessagesAreToldFromNewOnesFromMemoryInAConversationTheHubCreatedAndFromTheStoreAfterARestart()
+            throws Exception {
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        ConversationStore counting = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("knownMessageIds")) {
+                        asked.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(store, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        InputMessage first = InputMessage.text("u1", Role.USER, "first");
+        InputMessage answer = InputMessage.text("m1", Role.ASSISTANT, "answer one");
+        InputMessage second = InputMessage.text("u2", Role.USER, "second");
+        InputMessage third = InputMessage.text("u3", Role.USER, "third");
+        RecordingSubscriber a = new RecordingSubscriber();
+        try (ConversationHub own = ConversationHub.builder().store(counting).runtime(runtime).build()) {
+            own.submit(Command.StartRun.of("c1", first), a);
+            ManualRuntime.Started one = runtime.next();
+            one.ctx().emit(new Event.MessageCompleted("m1", "answer one", List.of()));
+            one.ctx().finish();
+            a.until(Event::terminal, WAIT);
+            // As AG-UI clients do: the whole history again, with one new message.
+            own.submit(new Command.StartRun("c1", null, null, List.of(first, answer, second), List.of(), null, null,
+                    null, null), a);
+            ManualRuntime.Started two = runtime.next();
+            assertThat(two.request().messages()).containsExactly(second);
+            assertThat(asked).as("the hub created the conversation: it knows every message of it").hasValue(0);
+            two.ctx().finish();
+            a.until(Event::terminal, WAIT);
+        }
+        try (ConversationHub restarted = ConversationHub.builder().store(counting).runtime(runtime).build()) {
+            RecordingSubscriber b = new RecordingSubscriber();
+            restarted.submit(new Command.StartRun("c1", null, null, List.of(first, answer, second, third), List.of(),
+                    null, null, null, null), b);
+            ManualRuntime.Started three = runtime.next();
+            assertThat(three.request().messages()).containsExactly(third);
+            assertThat(asked).as("loaded from the store: the store's index tells").hasValue(1);
+            three.ctx().finish();
+            b.until(Event::terminal, WAIT);
+        }
+    }
+
+    @Test
     void cancelEndsTheRunWithCancelledAndTellsTheRuntime() throws Exception {
         RecordingSubscriber a = new RecordingSubscriber();
         hub.submit(ask("c1", "slow"), a);

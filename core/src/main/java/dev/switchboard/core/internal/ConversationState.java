@@ -44,6 +44,12 @@ public final class ConversationState {
     List<Emitter.Queued> toStore = new ArrayList<>(0);
     /** History messages queued and not yet stored. */
     final List<StoreBatch.MessageRow> unstoredMessages = new ArrayList<>(2);
+    /**
+     * Every history message id of the conversation while this node knows them all (it created the
+     * conversation, runs alone, and the history is short): a run's start then asks memory, not the
+     * store, which of the client's messages are new. Null once that is not so (see Emitter.knownMessageIds).
+     */
+    Set<String> messageIds;
     /** Undecided approvals by id, in seq order, whether stored yet or not. */
     final Map<String, ApprovalRecord> open = new LinkedHashMap<>();
 

@@ -9,6 +9,7 @@ import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -83,6 +84,10 @@ public final class ConversationTable {
         List<ApprovalRecord> open = rec.isPresent() ? store.pendingApprovals(id) : List.of();
         ConversationState fresh = new ConversationState(id, rec.map(ConversationRecord::owner).orElse(null),
                 rec.isPresent(), lastSeq, open, clock.getAsLong());
+        if (rec.isEmpty() && cluster == null && !store.shared()) {
+            // A conversation not stored yet has no history, and only this state will add to it.
+            fresh.messageIds = new HashSet<>();
+        }
         if (cluster != null) {
             cluster.attach(fresh);
         }

@@ -49,6 +49,8 @@ public final class Emitter {
     static final long RESERVATION = 1 << 16;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
     private static final int REMOTE_MESSAGES_KEPT = 200;
+    /** A conversation's history message ids kept in memory at most (see ConversationState.messageIds). */
+    private static final int MESSAGE_IDS_KEPT = 512;
     /** Approvals other nodes resolved that a conversation remembers, for the pending list (see ConversationState). */
     private static final int REMOTE_RESOLVED_KEPT = 256;
 
@@ -158,6 +160,7 @@ public final class Emitter {
     /** Queues a history message; until it is stored, {@link #messagesOf} reads it from memory. */
     void writeMessageLocked(ConversationState c, StoreBatch.MessageRow row) {
         c.unstoredMessages.add(row);
+        rememberIdLocked(c, row.message().id());
         writeLocked(c, b -> b.addMessage(row), () -> c.unstoredMessages.remove(row));
     }
 
@@ -196,13 +199,31 @@ public final class Emitter {
         return all;
     }
 
+    /** Adds a history message's id to those the conversation keeps, if it keeps them; the caller holds its lock. */
+    private static void rememberIdLocked(ConversationState c, String messageId) {
+        Set<String> kept = c.messageIds;
+        if (kept != null && kept.add(messageId) && kept.size() > MESSAGE_IDS_KEPT) {
+            // A long history: its ids cost more memory than the store's index costs a run's start.
+            c.messageIds = null;
+        }
+    }
+
     /**
-     * Which of {@code ids} name messages of the conversation's history: those on their way from
-     * memory, the others from the store's index (never the whole history: a run's start asks this).
+     * Which of {@code ids} name messages of the conversation's history: from memory when the
+     * conversation keeps every id of it, else those on their way from memory and the others from
+     * the store's index (never the whole history: a run's start asks this).
      */
     Set<String> knownMessageIds(ConversationState c, Set<String> ids) {
         Set<String> known = new HashSet<>();
         synchronized (c) {
+            if (c.messageIds != null) {
+                for (String id : ids) {
+                    if (c.messageIds.contains(id)) {
+                        known.add(id);
+                    }
+                }
+                return known;
+            }
             for (StoreBatch.MessageRow row : c.unstoredMessages) {
                 if (ids.contains(row.message().id())) {
                     known.add(row.message().id());
@@ -260,6 +281,7 @@ public final class Emitter {
         StoreBatch.MessageRow row = messageOf(env);
         if (row != null) {
             c.unstoredMessages.add(row);
+            rememberIdLocked(c, row.message().id());
             if (run != null) {
                 run.ownMessages.add(row.message().id());
             }

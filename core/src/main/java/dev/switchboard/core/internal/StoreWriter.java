@@ -33,7 +33,7 @@ import java.util.function.Consumer;
 public final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
     /** A batch is committed once it holds this many events, and lingers no longer once this many writes wait. */
-    private static final int MAX_BATCH = 8192;
+    static final int MAX_BATCH = 8192;
     /**
      * A batch that found at least this many writes queued at once is a sign of load: it waits up to
      * {@link #LINGER_NANOS} for more before it commits (group commit). A commit's cost grows with
@@ -43,8 +43,6 @@ public final class StoreWriter {
      */
     private static final int BUSY = 64;
     private static final long LINGER_NANOS = 5_000_000;
-    /** How often a lingering batch looks whether the writes queued reached {@link #MAX_BATCH}. */
-    private static final long LINGER_STEP_NANOS = 250_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
     private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fence of a write that carries none (see {@link Sink#batch}). */
@@ -78,7 +76,15 @@ public final class StoreWriter {
         void afterCommit(Runnable action);
     }
 
-    private sealed interface Op permits Write, Drain, Action, Stop {
+    private sealed interface Op permits Write, Drain, Action, Stop, Full {
+    }
+
+    /**
+     * Queued when the writes waiting reach {@link #MAX_BATCH}: it ends a lingering batch's wait,
+     * which otherwise sleeps until its deadline or the next op; nothing else is done with it.
+     */
+    private enum Full implements Op {
+        INSTANCE
     }
 
     /** A write of no conversation in particular. */
@@ -140,8 +146,8 @@ public final class StoreWriter {
 
     /** Queues a write; {@code afterCommit} (may be null) runs once it is stored. */
     public void write(Consumer<StoreBatch> fill, Runnable afterCommit) {
-        queuedWrites.incrementAndGet();
         queue.add(new Write(fill, afterCommit));
+        counted();
     }
 
     /**
@@ -154,7 +160,13 @@ public final class StoreWriter {
 
     /** Counts a write a {@link Source} added (queued or not yet). */
     public void added() {
-        queuedWrites.incrementAndGet();
+        counted();
+    }
+
+    private void counted() {
+        if (queuedWrites.incrementAndGet() == MAX_BATCH) {
+            queue.add(Full.INSTANCE);
+        }
     }
 
     /**
@@ -232,7 +244,7 @@ public final class StoreWriter {
                     for (Op o : late) {
                         if (o instanceof Action a) {
                             runSafely(a.action);
-                        } else {
+                        } else if (o != Full.INSTANCE) {
                             log.error("a write queued after the store writer stopped was dropped");
                         }
                     }
@@ -250,7 +262,9 @@ public final class StoreWriter {
 
     /**
      * Waits up to {@link #lingerNanos} while fewer than {@link #MAX_BATCH} writes are queued, adding
-     * what is queued meanwhile (writes added to a source already queued are in it: they need no op).
+     * what is queued meanwhile (writes added to a source already queued are in it: they need no op,
+     * and the {@link Full} op wakes the wait when they reach {@link #MAX_BATCH}). It sleeps between
+     * ops: a wake-up every fraction of a millisecond cost a quiet stream's writer more than its commits.
      */
     private void linger(List<Op> ops) {
         long deadline = System.nanoTime() + lingerNanos;
@@ -258,7 +272,7 @@ public final class StoreWriter {
         while (queuedWrites.get() < MAX_BATCH && (left = deadline - System.nanoTime()) > 0) {
             Op next;
             try {
-                next = queue.poll(Math.min(left, LINGER_STEP_NANOS), TimeUnit.NANOSECONDS);
+                next = queue.poll(left, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 // Seen at the end of this batch, which is committed first.
                 Thread.currentThread().interrupt();

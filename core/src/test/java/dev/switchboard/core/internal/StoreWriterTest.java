@@ -70,6 +70,27 @@ class StoreWriterTest {
     }
 
     @Test
+    void aLingeringBatchCommitsOnceAFullBatchIsQueued() throws Exception {
+        TestSource source = new TestSource();
+        writer.write(this::fill, null);
+        awaitBatches(1);
+        // Held back by the first commit: enough writes that the next batch waits for more.
+        for (int i = 0; i < 64; i++) {
+            source.add(StoreWriter.UNFENCED);
+        }
+        firstWriteMayEnd.countDown();
+        Thread.sleep(200);
+        // The source is queued already: its writes add no op, yet the full batch ends the wait.
+        long start = System.nanoTime();
+        for (int i = 64; i < StoreWriter.MAX_BATCH; i++) {
+            source.add(StoreWriter.UNFENCED);
+        }
+        awaitBatches(2);
+        assertThat(System.nanoTime() - start).as("no wait for the rest of the linger").isLessThan(LINGER_NANOS / 2);
+        assertThat(batches).containsExactly(1, StoreWriter.MAX_BATCH);
+    }
+
+    @Test
     void aQuietWriteCommitsAtOnce() throws Exception {
         firstWriteMayEnd.countDown();
         CountDownLatch committed = new CountDownLatch(1);
