@@ -42,7 +42,16 @@ public final class StoreWriter {
      * event; a quiet gateway's writes commit at once.
      */
     private static final int BUSY = 64;
-    private static final long LINGER_NANOS = 5_000_000;
+    /**
+     * How long a busy batch waits. At 1,000 streaming conversations a wait of 5 ms gave each
+     * conversation about one event a commit, so every event cost a row and its index entry; 25 ms
+     * gives it several, which share a row (a segment). Clients do not wait for it (events reach them
+     * before they are stored), nor does anyone who waits for a commit: an action queued meanwhile
+     * ends the wait. What it costs is memory (the unstored events a conversation's tail holds) and
+     * what a crash loses of what clients saw, which the seq reservations and the resume rule make good
+     * (the README's crash recovery).
+     */
+    private static final long LINGER_NANOS = 25_000_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
     private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fence of a write that carries none (see {@link Sink#batch}). */
@@ -263,7 +272,8 @@ public final class StoreWriter {
     /**
      * Waits up to {@link #lingerNanos} while fewer than {@link #MAX_BATCH} writes are queued, adding
      * what is queued meanwhile (writes added to a source already queued are in it: they need no op,
-     * and the {@link Full} op wakes the wait when they reach {@link #MAX_BATCH}). It sleeps between
+     * and the {@link Full} op wakes the wait when they reach {@link #MAX_BATCH}); an action or a stop
+     * ends it, as someone waits for them. It sleeps between
      * ops: a wake-up every fraction of a millisecond cost a quiet stream's writer more than its commits.
      */
     private void linger(List<Op> ops) {
@@ -280,7 +290,8 @@ public final class StoreWriter {
             }
             if (next != null) {
                 ops.add(next);
-                if (next instanceof Stop) {
+                if (next instanceof Stop || next instanceof Action) {
+                    // Someone waits for what is queued to be stored: commit it now.
                     return;
                 }
                 queue.drainTo(ops);

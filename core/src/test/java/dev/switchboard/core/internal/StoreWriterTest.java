@@ -91,6 +91,24 @@ class StoreWriterTest {
     }
 
     @Test
+    void anActionQueuedWhileABatchWaitsForMoreEndsTheWait() throws Exception {
+        writer.write(this::fill, null);
+        awaitBatches(1);
+        // Held back by the first commit: enough writes that the next batch waits for more.
+        for (int i = 0; i < 64; i++) {
+            writer.write(this::fill, null);
+        }
+        firstWriteMayEnd.countDown();
+        Thread.sleep(200);
+        CountDownLatch ran = new CountDownLatch(1);
+        long start = System.nanoTime();
+        writer.run(ran::countDown);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(System.nanoTime() - start).as("someone waits: no wait for more writes").isLessThan(LINGER_NANOS / 2);
+        assertThat(batches).containsExactly(1, 64);
+    }
+
+    @Test
     void aQuietWriteCommitsAtOnce() throws Exception {
         firstWriteMayEnd.countDown();
         CountDownLatch committed = new CountDownLatch(1);
