@@ -273,8 +273,8 @@ public final class StoreWriter {
      * Waits up to {@link #lingerNanos} while fewer than {@link #MAX_BATCH} writes are queued, adding
      * what is queued meanwhile (writes added to a source already queued are in it: they need no op,
      * and the {@link Full} op wakes the wait when they reach {@link #MAX_BATCH}); an action or a stop
-     * ends it, as someone waits for them. It sleeps between
-     * ops: a wake-up every fraction of a millisecond cost a quiet stream's writer more than its commits.
+     * ends it, as someone waits for them. It sleeps between ops: a wake-up every fraction of a
+     * millisecond cost a quiet stream's writer more than its commits.
      */
     private void linger(List<Op> ops) {
         long deadline = System.nanoTime() + lingerNanos;
