@@ -84,6 +84,11 @@ class ConversationHubTest {
         return Command.StartRun.of(conversation, InputMessage.text(Ids.next("msg"), Role.USER, text));
     }
 
+    /** A run's start that sends these messages, as AG-UI clients send a conversation's whole history. */
+    private static Command.StartRun withMessages(String conversation, List<InputMessage> messages) {
+        return new Command.StartRun(conversation, null, null, messages, List.of(), null, null, null, null);
+    }
+
     @Test
     void eventsGetConsecutiveSeqWhoseReservationIsStoredBeforeDeliveryAndAreStoredBehind() throws Exception {
         RecordingSubscriber storedCheck = new RecordingSubscriber() {
@@ -381,11 +386,9 @@ class ConversationHubTest {
         two.ctx().finish();
     }
 
-    @Test
-    void resentMessagesAreToldFromNewOnesFromMemoryInAConversationTheHubCreatedAndFromTheStoreAfterARestart()
-            throws Exception {
-        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
-        ConversationStore counting = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+    /** {@link #store}, counting in {@code asked} the times it is asked which message ids a conversation holds. */
+    private ConversationStore countingKnownIdQueries(java.util.concurrent.atomic.AtomicInteger asked) {
+        return (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
                 getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
                     if (method.getName().equals("knownMessageIds")) {
                         asked.incrementAndGet();
@@ -396,20 +399,26 @@ class ConversationHubTest {
                         throw e.getCause();
                     }
                 });
+    }
+
+    @Test
+    void resentMessagesAreToldFromNewOnesFromMemoryInAConversationTheHubCreatedAndFromTheStoreAfterARestart()
+            throws Exception {
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        ConversationStore counting = countingKnownIdQueries(asked);
         InputMessage first = InputMessage.text("u1", Role.USER, "first");
         InputMessage answer = InputMessage.text("m1", Role.ASSISTANT, "answer one");
         InputMessage second = InputMessage.text("u2", Role.USER, "second");
         InputMessage third = InputMessage.text("u3", Role.USER, "third");
         RecordingSubscriber a = new RecordingSubscriber();
         try (ConversationHub own = ConversationHub.builder().store(counting).runtime(runtime).build()) {
-            own.submit(Command.StartRun.of("c1", first), a);
+            own.submit(withMessages("c1", List.of(first)), a);
             ManualRuntime.Started one = runtime.next();
             one.ctx().emit(new Event.MessageCompleted("m1", "answer one", List.of()));
             one.ctx().finish();
             a.until(Event::terminal, WAIT);
             // As AG-UI clients do: the whole history again, with one new message.
-            own.submit(new Command.StartRun("c1", null, null, List.of(first, answer, second), List.of(), null, null,
-                    null, null), a);
+            own.submit(withMessages("c1", List.of(first, answer, second)), a);
             ManualRuntime.Started two = runtime.next();
             assertThat(two.request().messages()).containsExactly(second);
             assertThat(asked).as("the hub created the conversation: it knows every message of it").hasValue(0);
@@ -418,13 +427,40 @@ class ConversationHubTest {
         }
         try (ConversationHub restarted = ConversationHub.builder().store(counting).runtime(runtime).build()) {
             RecordingSubscriber b = new RecordingSubscriber();
-            restarted.submit(new Command.StartRun("c1", null, null, List.of(first, answer, second, third), List.of(),
-                    null, null, null, null), b);
+            restarted.submit(withMessages("c1", List.of(first, answer, second, third)), b);
             ManualRuntime.Started three = runtime.next();
             assertThat(three.request().messages()).containsExactly(third);
             assertThat(asked).as("loaded from the store: the store's index tells").hasValue(1);
             three.ctx().finish();
             b.until(Event::terminal, WAIT);
+        }
+    }
+
+    @Test
+    void aHistoryLongerThanTheIdsKeptInMemoryIsToldFromTheStore() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        ConversationStore counting = countingKnownIdQueries(asked);
+        // More messages than the 512 ids a conversation keeps in memory.
+        List<InputMessage> history = new java.util.ArrayList<>();
+        for (int i = 0; i < 600; i++) {
+            history.add(InputMessage.text("u" + i, Role.USER, "message " + i));
+        }
+        InputMessage fresh = InputMessage.text("u-new", Role.USER, "one more");
+        RecordingSubscriber a = new RecordingSubscriber();
+        try (ConversationHub own = ConversationHub.builder().store(counting).runtime(runtime).build()) {
+            own.submit(withMessages("c1", history), a);
+            ManualRuntime.Started one = runtime.next();
+            assertThat(one.request().messages()).hasSize(600);
+            one.ctx().finish();
+            a.until(Event::terminal, WAIT);
+            List<InputMessage> resent = new java.util.ArrayList<>(history);
+            resent.add(fresh);
+            own.submit(withMessages("c1", resent), a);
+            ManualRuntime.Started two = runtime.next();
+            assertThat(two.request().messages()).containsExactly(fresh);
+            assertThat(asked).as("too many ids to keep: the store's index tells").hasValue(1);
+            two.ctx().finish();
+            a.until(Event::terminal, WAIT);
         }
     }
 
