@@ -44,9 +44,8 @@ import java.util.function.LongSupplier;
  * run on the hub's workers, which may read the store). An event gets its {@code seq} under the
  * conversation's lock and, under the same lock, goes to the conversation's in-memory tail and to
  * every subscriber's queue, on the thread that emits it; a store writer stores it behind, in
- * batches. The tail holds every event not yet stored and the newest stored ones, so a joining
- * or resuming subscriber reads the store up to the tail and the tail after it, under the lock,
- * and misses nothing.
+ * batches. The tail holds every event not yet stored, so a joining or resuming subscriber reads
+ * the store up to the tail and the tail after it, under the lock, and misses nothing.
  *
  * <p>Cursors across a crash: before an event with a {@code seq} above the conversation's
  * reservation reaches anyone, the hub stores a new reservation, so after a {@code kill -9} the

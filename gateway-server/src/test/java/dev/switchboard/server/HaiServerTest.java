@@ -148,10 +148,12 @@ class HaiServerTest {
     }
 
     @Test
-    void aCrashedRunIsLoggedAtWarnWithItsConversationRunAndErrorCode() {
+    void aCrashedRunIsLoggedAtWarnWithItsConversationRunAndErrorCode() throws Exception {
         String s = session();
         try (LogCapture logs = LogCapture.of(ConversationHub.class); WsClient c = gateway.connect("/ws")) {
             c.ask(s, "crash now").untilCompleted();
+            // A client may see events before they are stored: wait for the store before reading it.
+            gateway.server().hub().flushed().get();
             String runId = gateway.server().hub().store().events(s, 0, 100).get(0).runId();
 
             logs.await(Level.WARN, WsClient.WAIT, "conversation " + s, "run " + runId, "internal_error");

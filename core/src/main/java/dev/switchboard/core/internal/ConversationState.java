@@ -38,7 +38,7 @@ public final class ConversationState {
     /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
     final Set<String> decidedExternally = new HashSet<>(0);
     final List<Subscriber> subscribers = new ArrayList<>(2);
-    /** Every event not yet stored, after the newest stored ones (at most TAIL_KEPT of those). */
+    /** Every event not yet stored (and, of other nodes' events, the newest: Emitter.REMOTE_TAIL_KEPT). */
     final ArrayDeque<Envelope> tail = new ArrayDeque<>();
     /** Writes for the store the store writer has not taken yet (see Emitter.writeLocked). */
     List<Emitter.Queued> toStore = new ArrayList<>(0);
