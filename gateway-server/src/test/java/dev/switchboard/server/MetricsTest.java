@@ -92,8 +92,9 @@ class MetricsTest {
                         "hello").toString())).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(agentScope.statusCode()).isEqualTo(200);
         long newest;
+        gateway.server().hub().flushed().get();
         try (WsClient back = gateway.connect("/hai/ws?session_id=" + hai + "&last_seq=" + cursor)) {
-            // The run it missed is stored by now: read from the store.
+            // The run it missed is stored: read from the store.
             List<JsonNode> missed = back.untilCompleted();
             assertThat(missed).isNotEmpty();
             newest = lastSeq(missed);

@@ -46,8 +46,9 @@ public final class Emitter {
      * <p>This node's own events are not kept once stored. Every event a tail keeps outlives the
      * young garbage collections while it is kept, and the collector copies it at each: at 1,000
      * busy conversations, 256 stored events kept per conversation made the young pauses 59 ms
-     * (median), 32 made them 23 ms, none halves them again. A resume that missed stored events
-     * reads them from the store, where its cursor's own event is looked up in any case.
+     * (median), 32 made them 23 ms; paced at 75k events/s, keeping none made them 16 ms against
+     * 31 ms with 32. A resume that missed stored events reads them from the store, where its
+     * cursor's own event is looked up in any case.
      */
     private static final int REMOTE_TAIL_KEPT = 32;
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
