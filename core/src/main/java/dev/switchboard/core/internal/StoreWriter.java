@@ -229,7 +229,7 @@ public final class StoreWriter {
                 ops.removeIf(op -> op instanceof Action || op instanceof Stop);
             }
             queue.drainTo(ops);
-            if (queuedWrites.get() >= BUSY) {
+            if (queuedWrites.get() >= BUSY && !awaited(ops, 0)) {
                 linger(ops);
             }
             for (int i = 0; i < ops.size(); i++) {
@@ -277,7 +277,8 @@ public final class StoreWriter {
      * Waits up to {@link #lingerNanos} while fewer than {@link #MAX_BATCH} writes are queued, adding
      * what is queued meanwhile (writes added to a source already queued are in it: they need no op,
      * and the {@link Full} op wakes the wait when they reach {@link #MAX_BATCH}); an action or a stop
-     * ends it, as someone waits for them. It sleeps between ops: a wake-up every fraction of a
+     * among them ends it, as someone waits for them (one found before the wait keeps it from
+     * starting). It sleeps between ops: a wake-up every fraction of a
      * millisecond cost a quiet stream's writer more than its commits.
      */
     private void linger(List<Op> ops) {
@@ -293,14 +294,24 @@ public final class StoreWriter {
                 return;
             }
             if (next != null) {
+                int from = ops.size();
                 ops.add(next);
-                if (next instanceof Stop || next instanceof Action) {
-                    // Someone waits for what is queued to be stored: commit it now.
+                queue.drainTo(ops);
+                if (awaited(ops, from)) {
                     return;
                 }
-                queue.drainTo(ops);
             }
         }
+    }
+
+    /** Whether an op from {@code from} on is an action or a stop: someone waits for what is queued to be stored. */
+    private static boolean awaited(List<Op> ops, int from) {
+        for (int i = from; i < ops.size(); i++) {
+            if (ops.get(i) instanceof Action || ops.get(i) instanceof Stop) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void flush() {

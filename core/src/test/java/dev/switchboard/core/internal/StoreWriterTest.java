@@ -109,6 +109,24 @@ class StoreWriterTest {
     }
 
     @Test
+    void anActionQueuedWithTheWritesABatchFindsKeepsItFromWaiting() throws Exception {
+        writer.write(this::fill, null);
+        awaitBatches(1);
+        // Held back by the first commit: enough writes that a batch would wait for more, and behind
+        // them someone who waits for them to be stored; the next batch finds them all at once.
+        for (int i = 0; i < 64; i++) {
+            writer.write(this::fill, null);
+        }
+        CountDownLatch ran = new CountDownLatch(1);
+        writer.run(ran::countDown);
+        long start = System.nanoTime();
+        firstWriteMayEnd.countDown();
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(System.nanoTime() - start).as("someone waits: no wait for more writes").isLessThan(LINGER_NANOS / 2);
+        assertThat(batches).containsExactly(1, 64);
+    }
+
+    @Test
     void aQuietWriteCommitsAtOnce() throws Exception {
         firstWriteMayEnd.countDown();
         CountDownLatch committed = new CountDownLatch(1);
