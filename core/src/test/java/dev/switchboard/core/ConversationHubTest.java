@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +26,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -387,7 +389,7 @@ class ConversationHubTest {
     }
 
     /** {@link #store}, counting in {@code asked} the times it is asked which message ids a conversation holds. */
-    private ConversationStore countingKnownIdQueries(java.util.concurrent.atomic.AtomicInteger asked) {
+    private ConversationStore countingKnownIdQueries(AtomicInteger asked) {
         return (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
                 getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
                     if (method.getName().equals("knownMessageIds")) {
@@ -404,7 +406,7 @@ class ConversationHubTest {
     @Test
     void resentMessagesAreToldFromNewOnesFromMemoryInAConversationTheHubCreatedAndFromTheStoreAfterARestart()
             throws Exception {
-        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger asked = new AtomicInteger();
         ConversationStore counting = countingKnownIdQueries(asked);
         InputMessage first = InputMessage.text("u1", Role.USER, "first");
         InputMessage answer = InputMessage.text("m1", Role.ASSISTANT, "answer one");
@@ -438,10 +440,10 @@ class ConversationHubTest {
 
     @Test
     void aHistoryLongerThanTheIdsKeptInMemoryIsToldFromTheStore() throws Exception {
-        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger asked = new AtomicInteger();
         ConversationStore counting = countingKnownIdQueries(asked);
         // More messages than the 512 ids a conversation keeps in memory.
-        List<InputMessage> history = new java.util.ArrayList<>();
+        List<InputMessage> history = new ArrayList<>();
         for (int i = 0; i < 600; i++) {
             history.add(InputMessage.text("u" + i, Role.USER, "message " + i));
         }
@@ -453,7 +455,7 @@ class ConversationHubTest {
             assertThat(one.request().messages()).hasSize(600);
             one.ctx().finish();
             a.until(Event::terminal, WAIT);
-            List<InputMessage> resent = new java.util.ArrayList<>(history);
+            List<InputMessage> resent = new ArrayList<>(history);
             resent.add(fresh);
             own.submit(withMessages("c1", resent), a);
             ManualRuntime.Started two = runtime.next();
