@@ -39,8 +39,13 @@ public final class SqliteConversationStore implements ConversationStore {
     /** Name of the database file inside the data directory. */
     public static final String FILE_NAME = "switchboard.db";
 
-    /** The schema this code creates and reads, kept in {@code PRAGMA user_version}. */
-    public static final int SCHEMA_VERSION = 6;
+    /**
+     * The schema this code creates and reads, kept in {@code PRAGMA user_version}. Version 7 changes
+     * no table: a segment keeps a delta that continues the event before it as its delta alone
+     * ({@link EventSegments}), which a build of version 6 or older cannot read, so such a build
+     * refuses the file rather than fail on it.
+     */
+    public static final int SCHEMA_VERSION = 7;
 
     /**
      * The most events one row of {@code events} holds. A read finds the row of a seq among the
@@ -614,32 +619,32 @@ public final class SqliteConversationStore implements ConversationStore {
         StringBuilder payload = segmentPayload;
         Envelope first = null;
         String firstJson = null;
+        Event previous = null;
         int count = 0;
         long previousSeq = 0;
         for (int k = 0; k < order.length; k++) {
             int i = order[k];
             Envelope e = events.get(i);
-            String json = batch.prepared(i) instanceof String prepared ? prepared : EventCodec.toJson(e.event());
             if (k > 0 && e.seq() == previousSeq) {
                 throw new SQLException("the batch repeats seq " + e.seq() + " of conversation " + conversationId);
             }
             boolean alone = isRunBound(e.event());
-            if (count > 0 && (alone || e.seq() != previousSeq + 1 || count == SEGMENT_EVENTS
-                    || !Objects.equals(e.runId(), first.runId())
-                    || (count == 1 ? firstJson.length() : payload.length()) + json.length() > SEGMENT_CHARS)) {
-                stageRow(first, firstJson, previousSeq, count, storedHigh);
+            String prepared = batch.prepared(i) instanceof String json ? json : null;
+            boolean joined = count > 0 && !alone && e.seq() == previousSeq + 1 && count < SEGMENT_EVENTS
+                    && Objects.equals(e.runId(), first.runId())
+                    && EventSegments.append(payload, first.timestamp(), previous, e.timestamp(), e.event(), prepared,
+                            SEGMENT_CHARS);
+            if (!joined) {
+                if (count > 0) {
+                    stageRow(first, firstJson, previousSeq, count, storedHigh);
+                }
+                first = e;
+                firstJson = prepared != null ? prepared : EventCodec.toJson(e.event());
+                EventSegments.start(payload, firstJson);
                 count = 0;
             }
-            if (count == 0) {
-                first = e;
-                firstJson = json;
-            } else {
-                if (count == 1) {
-                    EventSegments.start(payload, firstJson);
-                }
-                EventSegments.append(payload, first.timestamp(), e.timestamp(), json);
-            }
             count++;
+            previous = e.event();
             previousSeq = e.seq();
             if (alone) {
                 stageRow(first, firstJson, previousSeq, count, storedHigh);

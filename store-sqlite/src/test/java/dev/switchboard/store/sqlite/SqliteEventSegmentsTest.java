@@ -3,6 +3,7 @@ package dev.switchboard.store.sqlite;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.StoreBatch;
@@ -26,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * How the SQLite store keeps a batch's events of a conversation as segment rows (schema version 4),
- * in the order they are written (version 6).
+ * in the order they are written (version 6), a delta that continues the event before it as its delta alone (version 7).
  */
 class SqliteEventSegmentsTest {
     private static final String CONV = "conv-1";
@@ -252,6 +253,95 @@ class SqliteEventSegmentsTest {
         }
     }
 
+    @Test
+    void aDeltaThatContinuesTheEventBeforeItIsKeptAsItsDeltaAloneAndReadBackWhole() throws Exception {
+        List<Envelope> written = List.of(
+                event(1, T0, new Event.MessageStarted("m1", Role.ASSISTANT)),
+                event(2, T0, new Event.TextDelta("m1", "He said \"hi\"\n")),
+                event(3, T0 + 4, new Event.TextDelta("m1", "✓ \u0001\\")),
+                event(4, T0 + 2, new Event.TextDelta("m2", "other")),
+                event(5, T0 + 5, new Event.TextDelta("m2", "message")),
+                event(6, T0 + 5, new Event.ReasoningDelta("m2", "think")),
+                event(7, T0 + 6, new Event.ReasoningDelta("m2", "ing")),
+                event(8, T0 + 6, new Event.ToolCallStarted("t1", "search", "m2")),
+                event(9, T0 + 7, new Event.ToolCallArgs("t1", "{\"q\":")),
+                event(10, T0 + 7, new Event.ToolCallArgs("t1", "")),
+                event(11, T0 + 8, new Event.ToolCallArgs("t1", "1}")),
+                event(12, T0 + 8, new Event.ToolCallArgs("t2", "{}")),
+                event(13, T0 + 9, new Event.TextDelta("m2", "again")));
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0));
+            written.forEach(e -> batch.addEvent(e, store.prepare(e)));
+            store.write(batch);
+            for (int after = 0; after <= written.size(); after++) {
+                assertThat(store.events(CONV, after, 100)).as("after %d", after)
+                        .isEqualTo(written.subList(after, written.size()));
+                assertThat(store.events(CONV, after, 1)).as("after %d, at most one", after)
+                        .isEqualTo(written.subList(after, Math.min(written.size(), after + 1)));
+            }
+        }
+        assertThat(rows(CONV)).containsExactly("1-13 SEGMENT");
+        assertThat(query(dir.resolve(SqliteConversationStore.FILE_NAME), "SELECT payload FROM events")).containsExactly(
+                "[0,{\"type\":\"message_started\",\"messageId\":\"m1\",\"role\":\"assistant\"}"
+                        + ",0,{\"type\":\"text_delta\",\"messageId\":\"m1\",\"delta\":\"He said \\\"hi\\\"\\n\"}"
+                        + ",4,\"✓ \\u0001\\\\\""
+                        + ",2,{\"type\":\"text_delta\",\"messageId\":\"m2\",\"delta\":\"other\"},5,\"message\""
+                        + ",5,{\"type\":\"reasoning_delta\",\"messageId\":\"m2\",\"delta\":\"think\"},6,\"ing\""
+                        + ",6," + EventCodec.toJson(written.get(7).event())
+                        + ",7,{\"type\":\"tool_call_args\",\"toolCallId\":\"t1\",\"delta\":\"{\\\"q\\\":\"},7,\"\",8,\"1}\""
+                        + ",8,{\"type\":\"tool_call_args\",\"toolCallId\":\"t2\",\"delta\":\"{}\"}"
+                        + ",9,{\"type\":\"text_delta\",\"messageId\":\"m2\",\"delta\":\"again\"}]");
+    }
+
+    @Test
+    void aSegmentOfObjectsOnlyAsVersionSixWroteItReadsAsBefore() throws Exception {
+        List<Envelope> written = List.of(
+                event(1, T0, new Event.MessageStarted("m1", Role.ASSISTANT)),
+                event(2, T0 + 1, new Event.TextDelta("m1", "one")),
+                event(3, T0 + 2, new Event.TextDelta("m1", "two")));
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0));
+            written.forEach(batch::addEvent);
+            store.write(batch);
+        }
+        String objectsOnly = "[0," + EventCodec.toJson(written.get(0).event()) + ",1," + EventCodec.toJson(written.get(1).event())
+                + ",2," + EventCodec.toJson(written.get(2).event()) + "]";
+        setPayload(objectsOnly);
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertThat(store.events(CONV, 0, 10)).isEqualTo(written);
+            assertThat(store.events(CONV, 2, 10)).isEqualTo(written.subList(2, 3));
+        }
+    }
+
+    @Test
+    void aDeltaAloneThatFollowsNoDeltaOrIsRefusedByItsKindIsReportedUnreadable() throws Exception {
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            store.write(batchOf(1, 3).addConversation(new ConversationRecord(CONV, null, T0)));
+        }
+        String started = EventCodec.toJson(new Event.MessageStarted("m1", Role.ASSISTANT));
+        String delta = EventCodec.toJson(new Event.TextDelta("m1", "a"));
+        for (String payload : List.of("[0,\"a\",1,\"b\",2,\"c\"]", "[0," + started + ",1,\"b\",2,\"c\"]",
+                "[0," + delta + ",1,\"\",2,\"c\"]")) {
+            setPayload(payload);
+            try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+                assertThatThrownBy(() -> store.events(CONV, 0, 10)).as(payload)
+                        .hasMessageContaining("seq 1 of conversation " + CONV).hasMessageContaining("unreadable")
+                        .hasMessageContaining(payload.contains("\"\"") ? "is refused" : "follows no delta");
+            }
+        }
+    }
+
+    /** Sets the payload of the conversation's one row, as a file another build wrote may hold it. */
+    private void setPayload(String payload) throws SQLException {
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+             PreparedStatement update = c.prepareStatement("UPDATE events SET payload = ? WHERE conversation_id = ?")) {
+            update.setString(1, payload);
+            update.setString(2, CONV);
+            assertThat(update.executeUpdate()).isEqualTo(1);
+        }
+    }
+
     /** The tables and indexes of a version 3 file, as that version created them. */
     private static final List<String> VERSION_THREE = List.of(
             "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT, created_at INTEGER NOT NULL)",
@@ -300,6 +390,10 @@ class SqliteEventSegmentsTest {
 
     private static Envelope delta(String conversationId, String runId, long seq, long ts) {
         return new Envelope(conversationId, runId, seq, ts, new Event.TextDelta("m1", "part \"" + seq + "\" ✓"));
+    }
+
+    private static Envelope event(long seq, long ts, Event event) {
+        return new Envelope(CONV, "run-1", seq, ts, event);
     }
 
     private static Envelope text(long seq, String text) {
