@@ -87,7 +87,9 @@ public interface ConversationStore extends AutoCloseable {
      * Work on an event that need not wait for the writer, such as encoding it: the hub calls this
      * on the thread that emits the event, before queuing it, and the result comes back with the
      * event in the batch ({@link StoreBatch#prepared(int)}), so the one thread that writes does
-     * less per event. Null (the default) when there is nothing to prepare.
+     * less per event. Null (the default) when there is nothing to prepare. A {@code String} is the
+     * event's JSON as {@link dev.switchboard.core.EventCodec#toJson} writes it: in a cluster the hub
+     * sends it to the other nodes as it is, and encodes the event itself when it is anything else.
      */
     default Object prepare(Envelope event) {
         return null;

@@ -786,10 +786,17 @@ public final class SqliteConversationStore implements ConversationStore {
         }
     }
 
-    /** The event's stored JSON, encoded on the emitting thread rather than by the writer. */
+    /**
+     * The event's stored JSON, encoded on the emitting thread rather than by the writer; nothing for
+     * a delta, which a segment keeps as its delta alone when it continues the event before it, as
+     * most do (see {@link EventSegments}): the writer encodes the few that start a row.
+     */
     @Override
     public Object prepare(Envelope event) {
-        return EventCodec.toJson(event.event());
+        return switch (event.event().kind()) {
+            case TEXT_DELTA, REASONING_DELTA, TOOL_CALL_ARGS -> null;
+            default -> EventCodec.toJson(event.event());
+        };
     }
 
     /** Rolls back and drops rows still queued on any statement, so the next batch starts clean. */

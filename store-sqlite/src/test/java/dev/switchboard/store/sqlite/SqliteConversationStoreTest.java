@@ -1,10 +1,13 @@
 package dev.switchboard.store.sqlite;
 
+import dev.switchboard.core.Event;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.testkit.ConversationStoreContract;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Set;
 
 /** The store contract on a SQLite file; what is SQLite's own is in {@link SqliteConversationStoreOpenTest}. */
 class SqliteConversationStoreTest extends ConversationStoreContract {
@@ -19,5 +22,10 @@ class SqliteConversationStoreTest extends ConversationStoreContract {
     @Override
     protected ConversationStore reopen() {
         return SqliteConversationStore.open(dir);
+    }
+
+    @Override
+    protected Set<Event.Kind> kindsNotPrepared() {
+        return EnumSet.of(Event.Kind.TEXT_DELTA, Event.Kind.REASONING_DELTA, Event.Kind.TOOL_CALL_ARGS);
     }
 }
