@@ -92,12 +92,7 @@ class StoreWriterTest {
 
     @Test
     void anActionQueuedWhileABatchWaitsForMoreEndsTheWait() throws Exception {
-        writer.write(this::fill, null);
-        awaitBatches(1);
-        // Held back by the first commit: enough writes that the next batch waits for more.
-        for (int i = 0; i < 64; i++) {
-            writer.write(this::fill, null);
-        }
+        queueABusyBatchBehindTheFirstCommit();
         firstWriteMayEnd.countDown();
         Thread.sleep(200);
         CountDownLatch ran = new CountDownLatch(1);
@@ -110,13 +105,8 @@ class StoreWriterTest {
 
     @Test
     void anActionQueuedWithTheWritesABatchFindsKeepsItFromWaiting() throws Exception {
-        writer.write(this::fill, null);
-        awaitBatches(1);
-        // Held back by the first commit: enough writes that a batch would wait for more, and behind
-        // them someone who waits for them to be stored; the next batch finds them all at once.
-        for (int i = 0; i < 64; i++) {
-            writer.write(this::fill, null);
-        }
+        queueABusyBatchBehindTheFirstCommit();
+        // Behind those writes someone who waits for them to be stored; the next batch finds them all at once.
         CountDownLatch ran = new CountDownLatch(1);
         writer.run(ran::countDown);
         long start = System.nanoTime();
@@ -202,6 +192,18 @@ class StoreWriterTest {
             }
             sink.afterCommit(() -> committed.addAndGet(taken.size()));
             return taken.size();
+        }
+    }
+
+    /**
+     * Commits a first write, held back in the store until {@code firstWriteMayEnd}, and queues behind
+     * it enough writes that the next batch would wait for more.
+     */
+    private void queueABusyBatchBehindTheFirstCommit() throws InterruptedException {
+        writer.write(this::fill, null);
+        awaitBatches(1);
+        for (int i = 0; i < 64; i++) {
+            writer.write(this::fill, null);
         }
     }
 

@@ -11,7 +11,9 @@ import dev.switchboard.core.Json;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The payload of a segment row: the events of one conversation and run with consecutive seqs, as
@@ -31,6 +33,10 @@ import java.util.List;
 final class EventSegments {
     private static final ObjectReader EVENT_READER = Json.STORED_MAPPER.readerFor(Event.class);
     private static final JsonStringEncoder QUOTER = JsonStringEncoder.getInstance();
+
+    /** The kinds a segment may keep as their delta alone (see {@link #deltaContinuing}). */
+    static final Set<Event.Kind> DELTAS = EnumSet.of(Event.Kind.TEXT_DELTA, Event.Kind.REASONING_DELTA,
+            Event.Kind.TOOL_CALL_ARGS);
 
     private EventSegments() {
     }

@@ -793,10 +793,7 @@ public final class SqliteConversationStore implements ConversationStore {
      */
     @Override
     public Object prepare(Envelope event) {
-        return switch (event.event().kind()) {
-            case TEXT_DELTA, REASONING_DELTA, TOOL_CALL_ARGS -> null;
-            default -> EventCodec.toJson(event.event());
-        };
+        return EventSegments.DELTAS.contains(event.event().kind()) ? null : EventCodec.toJson(event.event());
     }
 
     /** Rolls back and drops rows still queued on any statement, so the next batch starts clean. */
