@@ -43,9 +43,10 @@ public final class SqliteConversationStore implements ConversationStore {
      * The schema this code creates and reads, kept in {@code PRAGMA user_version}. Version 7 changes
      * no table: a segment keeps a delta that continues the event before it as its delta alone
      * ({@link EventSegments}), which a build of version 6 or older cannot read, so such a build
-     * refuses the file rather than fail on it.
+     * refuses the file rather than fail on it. Version 8 keys a conversation's events and messages
+     * by the integer {@code conversations.key} rather than by its id (see {@link #SCHEMA_V8}).
      */
-    public static final int SCHEMA_VERSION = 7;
+    public static final int SCHEMA_VERSION = 8;
 
     /**
      * The most events one row of {@code events} holds. A read finds the row of a seq among the
@@ -60,7 +61,7 @@ public final class SqliteConversationStore implements ConversationStore {
     /** The {@code kind} of a row that holds several events (see {@link EventSegments}). */
     static final String SEGMENT_KIND = "SEGMENT";
 
-    /** How many conversations' highest stored seq the writer remembers (see {@link #storedUpTo}). */
+    /** How many conversations the writer remembers (see {@link #remembered}). */
     private static final int REMEMBERED_CONVERSATIONS = 16_384;
 
     private static final List<String> SCHEMA = List.of(
@@ -180,6 +181,99 @@ public final class SqliteConversationStore implements ConversationStore {
             "CREATE UNIQUE INDEX events_by_seq ON events (conversation_id, seq)",
             RUN_BOUNDS_INDEX);
 
+    /**
+     * Version 8: {@code events} and {@code messages} name their conversation by {@code conversation_key},
+     * an integer that {@code conversations} gives each conversation in the order they are created,
+     * rather than by its id, which clients choose and is most often random. Each batch adds rows
+     * for every conversation streaming at the time, and every index on those tables leads with the
+     * conversation: keyed by a random id, each such conversation's entries sat on a page of their own
+     * anywhere in each index, so a batch of a thousand conversations dirtied some thousand pages of
+     * each (which the WAL and then its checkpoint each write whole, and reads back when the page
+     * cache has let them go). Conversations created about the same time now have neighbouring keys,
+     * and those streaming now are mostly the newest, so their entries share a few pages at the end
+     * of each index. The key is also the parent of the foreign keys, found in the table's own b-tree.
+     * Approvals, a few rows per run at most, keep the id (a foreign key to the now unique
+     * {@code conversations.id}). Every table that references {@code conversations} is copied once,
+     * rows in their order, messages with their positions and approvals with their rowids (their age).
+     */
+    private static final List<String> SCHEMA_V8 = List.of(
+            // Renaming a parent table while foreign keys are on renames the references to it.
+            "ALTER TABLE conversations RENAME TO conversations_v7",
+            """
+            CREATE TABLE conversations (
+                key        INTEGER PRIMARY KEY,
+                id         TEXT NOT NULL UNIQUE,
+                owner      TEXT,
+                created_at INTEGER NOT NULL
+            )""",
+            "INSERT INTO conversations (id, owner, created_at) SELECT id, owner, created_at FROM conversations_v7"
+                    + " ORDER BY rowid",
+            "ALTER TABLE messages RENAME TO messages_v7",
+            """
+            CREATE TABLE messages (
+                position         INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_key INTEGER NOT NULL REFERENCES conversations (key),
+                id               TEXT NOT NULL,
+                run_id           TEXT,
+                role             TEXT NOT NULL,
+                content          TEXT NOT NULL,
+                tool_calls       TEXT,
+                tool_call_id     TEXT,
+                name             TEXT,
+                created_at       INTEGER NOT NULL
+            )""",
+            // LEFT JOIN: a row whose conversation is missing fails the NOT NULL, and the upgrade with it.
+            """
+            INSERT INTO messages (position, conversation_key, id, run_id, role, content, tool_calls, tool_call_id,
+                                  name, created_at)
+                SELECT m.position, c.key, m.id, m.run_id, m.role, m.content, m.tool_calls, m.tool_call_id, m.name,
+                       m.created_at
+                FROM messages_v7 m LEFT JOIN conversations c ON c.id = m.conversation_id ORDER BY m.position""",
+            "DROP TABLE messages_v7",
+            "CREATE INDEX messages_by_conversation ON messages (conversation_key, position)",
+            "CREATE INDEX messages_by_id ON messages (conversation_key, id)",
+            "ALTER TABLE events RENAME TO events_v7",
+            """
+            CREATE TABLE events (
+                conversation_key INTEGER NOT NULL REFERENCES conversations (key),
+                seq              INTEGER NOT NULL,
+                run_id           TEXT,
+                ts               INTEGER NOT NULL,
+                kind             TEXT NOT NULL,
+                payload          TEXT NOT NULL,
+                last_seq         INTEGER
+            )""",
+            """
+            INSERT INTO events (conversation_key, seq, run_id, ts, kind, payload, last_seq)
+                SELECT c.key, e.seq, e.run_id, e.ts, e.kind, e.payload, e.last_seq
+                FROM events_v7 e LEFT JOIN conversations c ON c.id = e.conversation_id ORDER BY e.rowid""",
+            "DROP TABLE events_v7",
+            "CREATE UNIQUE INDEX events_by_seq ON events (conversation_key, seq)",
+            "CREATE INDEX run_bounds ON events (kind, conversation_key, run_id) WHERE " + StoredRows.RUN_BOUNDS,
+            // The rename above pointed approvals at conversations_v7: copied to point at the new table.
+            "ALTER TABLE approvals RENAME TO approvals_v7",
+            """
+            CREATE TABLE approvals (
+                id              TEXT PRIMARY KEY,
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                run_id          TEXT,
+                seq             INTEGER NOT NULL,
+                request         TEXT NOT NULL,
+                status          TEXT NOT NULL,
+                feedback        TEXT,
+                decided_by      TEXT,
+                decided_at      INTEGER
+            )""",
+            """
+            INSERT INTO approvals (rowid, id, conversation_id, run_id, seq, request, status, feedback, decided_by,
+                                   decided_at)
+                SELECT rowid, id, conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
+                FROM approvals_v7 ORDER BY rowid""",
+            "DROP TABLE approvals_v7",
+            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)",
+            "CREATE INDEX approvals_pending ON approvals (status)",
+            "DROP TABLE conversations_v7");
+
     /** How many ids one query of {@link #knownMessageIds} asks about, well under SQLite's bound on parameters. */
     private static final int IDS_PER_QUERY = 500;
 
@@ -192,21 +286,47 @@ public final class SqliteConversationStore implements ConversationStore {
     /** The last seq a row holds. */
     private static final String LAST_SEQ = "IFNULL(last_seq, seq)";
 
+    /** The key of the conversation whose id is {@code ?1}, for a query that names it by its id. */
+    private static final String KEY_OF_ID = "(SELECT key FROM conversations WHERE id = ?1)";
+
     /**
      * A conversation's stored rows that hold a seq from {@code ?3} to {@code ?4}: since a row holds at
      * most {@link #SEGMENT_EVENTS} seqs, such a row starts after {@code ?2} = {@code ?3 - SEGMENT_EVENTS},
-     * so the index {@code events_by_seq} finds them.
+     * so the index {@code events_by_seq} finds them. The conversation is {@code ?1}: its key in
+     * {@link #SELECT_OVERLAP_BY_KEY}, its id in {@link #SELECT_OVERLAP}.
      */
-    static final String SELECT_OVERLAP = "SELECT seq FROM events WHERE conversation_id = ?1 AND seq > ?2 AND seq <= ?4"
-            + " AND " + LAST_SEQ + " >= ?3 LIMIT 1";
+    static final String SELECT_OVERLAP_BY_KEY = overlapQuery("?1");
+    static final String SELECT_OVERLAP = overlapQuery(KEY_OF_ID);
 
     /** A conversation's rows that hold a seq above {@code ?3}, where {@code ?2} is {@code ?3 - SEGMENT_EVENTS}. */
     static final String SELECT_EVENTS = "SELECT seq, last_seq, run_id, ts, kind, payload FROM events"
-            + " WHERE conversation_id = ?1 AND seq > ?2 AND " + LAST_SEQ + " > ?3 ORDER BY seq LIMIT ?4";
+            + " WHERE conversation_key = " + KEY_OF_ID + " AND seq > ?2 AND " + LAST_SEQ + " > ?3 ORDER BY seq LIMIT ?4";
 
-    /** A conversation's highest stored seq: the last of its row that starts last, as rows never overlap. */
-    static final String SELECT_LAST_SEQ =
-            "SELECT " + LAST_SEQ + " FROM events WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1";
+    /**
+     * A conversation's highest stored seq: the last of its row that starts last, as rows never
+     * overlap. By its key in {@link #SELECT_LAST_SEQ_BY_KEY}, its id in {@link #SELECT_LAST_SEQ}.
+     */
+    static final String SELECT_LAST_SEQ_BY_KEY = lastSeqQuery("?1");
+    static final String SELECT_LAST_SEQ = lastSeqQuery(KEY_OF_ID);
+
+    /** The key of the conversation whose id is {@code ?1} and its highest stored seq (NULL for none). */
+    static final String SELECT_KNOWN = "SELECT c.key, (" + lastSeqQuery("c.key") + ") FROM conversations c WHERE c.id = ?1";
+
+    /** The runs started and not ended, as {@link StoredRows#runStarts} reads them (see {@link StoredRows#UNFINISHED_RUNS}). */
+    static final String SELECT_UNFINISHED_RUNS =
+            "SELECT c.id, s.seq, s.run_id, s.ts, s.payload FROM events s JOIN conversations c ON c.key = s.conversation_key"
+                    + " WHERE s." + StoredRows.RUN_BOUNDS + " AND s.kind = 'RUN_STARTED' AND NOT EXISTS (SELECT 1 FROM events t"
+                    + " WHERE t." + StoredRows.RUN_BOUNDS + " AND t.kind IN ('RUN_FINISHED', 'RUN_FAILED')"
+                    + " AND t.conversation_key = s.conversation_key AND t.run_id = s.run_id)";
+
+    private static String overlapQuery(String conversation) {
+        return "SELECT seq FROM events WHERE conversation_key = " + conversation + " AND seq > ?2 AND seq <= ?4"
+                + " AND " + LAST_SEQ + " >= ?3 LIMIT 1";
+    }
+
+    private static String lastSeqQuery(String conversation) {
+        return "SELECT " + LAST_SEQ + " FROM events WHERE conversation_key = " + conversation + " ORDER BY seq DESC LIMIT 1";
+    }
 
     /**
      * The file of the seq reservations, beside the store: each conversation's highest seq that may
@@ -238,7 +358,8 @@ public final class SqliteConversationStore implements ConversationStore {
     private final PreparedStatement upsertApproval;
     private final PreparedStatement upsertReservation;
     private final PreparedStatement selectOverlap;
-    private final PreparedStatement selectStoredUpTo;
+    private final PreparedStatement selectOverlapById;
+    private final PreparedStatement selectKnown;
     // A batch's transaction, prepared once: the driver's setAutoCommit/commit pair runs two
     // transactions a batch and parses its SQL each time, which cost more than a small batch's rows.
     private final PreparedStatement begin;
@@ -277,18 +398,23 @@ public final class SqliteConversationStore implements ConversationStore {
      * up to date by its own commits, the only writes to the file while the store holds it) and
      * checks the stored rows only for a row that does not start above it, which the hub never
      * writes (its seqs rise) but a batch that repeats a seq does. Within a batch, a conversation's
-     * events are sorted by seq, so a repeat is two equal neighbours. The map is bounded: a
-     * conversation it forgot is read from the file again.
+     * events are sorted by seq, so a repeat is two equal neighbours. The writer remembers each
+     * conversation's key with it, as its rows name the conversation by its key. The map is bounded:
+     * a conversation it forgot is read from the file again.
      */
-    /** Per conversation, the highest seq stored, as far as the writer knows; guarded by {@link #writing}. */
-    private final Map<String, Long> storedUpTo = new LinkedHashMap<>(256, 0.75f, true) {
+    /** Per conversation, what the writer knows as of its last commit; guarded by {@link #writing}. */
+    private final Map<String, Known> remembered = new LinkedHashMap<>(256, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Known> eldest) {
             return size() > REMEMBERED_CONVERSATIONS;
         }
     };
-    /** The highest seqs of the batch being written, into {@link #storedUpTo} once it commits. */
-    private final Map<String, Long> stagedUpTo = new HashMap<>();
+    /**
+     * What the batch being written read or changed, into {@link #remembered} once it commits: a rolled
+     * back batch leaves nothing behind, not even the key of a conversation it created, which the
+     * next conversation created may then take.
+     */
+    private final Map<String, Known> staged = new HashMap<>();
     /** The batch's events by conversation, as indexes into its event list; reused batch to batch. */
     private final Map<String, EventGroup> groups = new LinkedHashMap<>();
     private final StringBuilder segmentPayload = new StringBuilder(4096);
@@ -302,14 +428,15 @@ public final class SqliteConversationStore implements ConversationStore {
         insertConversation = writer.prepareStatement(
                 "INSERT OR IGNORE INTO conversations (id, owner, created_at) VALUES (?, ?, ?)");
         insertMessage = writer.prepareStatement("""
-                INSERT INTO messages (conversation_id, id, run_id, role, content, tool_calls, tool_call_id, name,
+                INSERT INTO messages (conversation_key, id, run_id, role, content, tool_calls, tool_call_id, name,
                                       created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
         insertEvent = writer.prepareStatement("""
-                INSERT INTO events (conversation_id, seq, last_seq, run_id, ts, kind, payload)
+                INSERT INTO events (conversation_key, seq, last_seq, run_id, ts, kind, payload)
                 VALUES (?, ?, ?, ?, ?, ?, ?)""");
-        selectOverlap = writer.prepareStatement(SELECT_OVERLAP);
-        selectStoredUpTo = writer.prepareStatement(SELECT_LAST_SEQ);
+        selectOverlap = writer.prepareStatement(SELECT_OVERLAP_BY_KEY);
+        selectOverlapById = writer.prepareStatement(SELECT_OVERLAP);
+        selectKnown = writer.prepareStatement(SELECT_KNOWN);
         upsertApproval = writer.prepareStatement("""
                 INSERT OR REPLACE INTO approvals (id, conversation_id, run_id, seq, request, status, feedback,
                                                   decided_by, decided_at)
@@ -327,7 +454,7 @@ public final class SqliteConversationStore implements ConversationStore {
         selectKnownIds = reader.prepareStatement(knownIdsQuery(IDS_PREPARED));
         selectMessages = reader.prepareStatement("""
                 SELECT id, role, content, tool_calls, tool_call_id, name FROM messages
-                WHERE conversation_id = ? ORDER BY position""");
+                WHERE conversation_key = (SELECT key FROM conversations WHERE id = ?) ORDER BY position""");
         selectApproval = reader.prepareStatement("""
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE id = ?""");
@@ -339,7 +466,7 @@ public final class SqliteConversationStore implements ConversationStore {
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE status = 'PENDING' ORDER BY rowid LIMIT ? OFFSET ?""");
         countAllPendingApprovals = reader.prepareStatement("SELECT COUNT(*) FROM approvals WHERE status = 'PENDING'");
-        selectUnfinishedRuns = reader.prepareStatement(StoredRows.UNFINISHED_RUNS);
+        selectUnfinishedRuns = reader.prepareStatement(SELECT_UNFINISHED_RUNS);
         insertDocument = writer.prepareStatement("""
                 INSERT OR IGNORE INTO documents (collection, id, position, body)
                 VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM documents WHERE collection = ?), ?)""");
@@ -453,6 +580,11 @@ public final class SqliteConversationStore implements ConversationStore {
                         s.execute(ddl);
                     }
                 }
+                if (version < 8) {
+                    for (String ddl : SCHEMA_V8) {
+                        s.execute(ddl);
+                    }
+                }
                 s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             }
             c.commit();
@@ -543,12 +675,12 @@ public final class SqliteConversationStore implements ConversationStore {
                 stage(batch);
                 commit.execute();
             } catch (SQLException | RuntimeException e) {
-                stagedUpTo.clear();
+                staged.clear();
                 abandon(e);
                 throw e;
             }
-            storedUpTo.putAll(stagedUpTo);
-            stagedUpTo.clear();
+            remembered.putAll(staged);
+            staged.clear();
         } catch (SQLException e) {
             throw new IllegalStateException(batch.rollbackMessage(event -> stored(event, e), file.toString(),
                     e.getMessage()), e);
@@ -570,6 +702,8 @@ public final class SqliteConversationStore implements ConversationStore {
 
         for (StoreBatch.MessageRow row : batch.messages()) {
             StoredRows.bindMessage(insertMessage, row);
+            // In place of the conversation's id, which bindMessage binds first.
+            insertMessage.setLong(1, known(row.conversationId()).key());
             insertMessage.addBatch();
         }
         if (!batch.messages().isEmpty()) {
@@ -615,7 +749,8 @@ public final class SqliteConversationStore implements ConversationStore {
     /** Queues the rows of one conversation's events of the batch, {@code order} their indexes in seq order. */
     private void stageConversation(StoreBatch batch, String conversationId, int[] order) throws SQLException {
         List<Envelope> events = batch.events();
-        long storedHigh = storedUpTo(conversationId);
+        Known conversation = known(conversationId);
+        long storedHigh = conversation.storedUpTo();
         StringBuilder payload = segmentPayload;
         Envelope first = null;
         String firstJson = null;
@@ -636,7 +771,7 @@ public final class SqliteConversationStore implements ConversationStore {
                             SEGMENT_CHARS);
             if (!joined) {
                 if (count > 0) {
-                    stageRow(first, firstJson, previousSeq, count, storedHigh);
+                    stageRow(conversation.key(), first, firstJson, previousSeq, count, storedHigh);
                 }
                 first = e;
                 firstJson = prepared != null ? prepared : EventCodec.toJson(e.event());
@@ -647,27 +782,28 @@ public final class SqliteConversationStore implements ConversationStore {
             previous = e.event();
             previousSeq = e.seq();
             if (alone) {
-                stageRow(first, firstJson, previousSeq, count, storedHigh);
+                stageRow(conversation.key(), first, firstJson, previousSeq, count, storedHigh);
                 count = 0;
             }
         }
         if (count > 0) {
-            stageRow(first, firstJson, previousSeq, count, storedHigh);
+            stageRow(conversation.key(), first, firstJson, previousSeq, count, storedHigh);
         }
         // order is in seq order, so its last event's seq is the conversation's highest now.
-        stagedUpTo.put(conversationId, Math.max(storedHigh, events.get(order[order.length - 1]).seq()));
+        staged.put(conversationId,
+                new Known(conversation.key(), Math.max(storedHigh, events.get(order[order.length - 1]).seq())));
     }
 
     /**
-     * Queues one row: {@code first}'s alone when {@code count} is 1, else a segment of {@code count}
-     * events up to {@code lastSeq}, whose payload is in {@link #segmentPayload}.
+     * Queues one row of the conversation of {@code key}: {@code first}'s alone when {@code count} is 1,
+     * else a segment of {@code count} events up to {@code lastSeq}, whose payload is in {@link #segmentPayload}.
      */
-    private void stageRow(Envelope first, String firstJson, long lastSeq, int count, long storedHigh)
+    private void stageRow(long key, Envelope first, String firstJson, long lastSeq, int count, long storedHigh)
             throws SQLException {
         if (first.seq() <= storedHigh) {
-            refuseStored(first.conversationId(), first.seq(), lastSeq);
+            refuseStored(key, first.conversationId(), first.seq(), lastSeq);
         }
-        insertEvent.setString(1, first.conversationId());
+        insertEvent.setLong(1, key);
         insertEvent.setLong(2, first.seq());
         insertEvent.setString(4, first.runId());
         insertEvent.setLong(5, first.timestamp());
@@ -693,37 +829,56 @@ public final class SqliteConversationStore implements ConversationStore {
     }
 
     /** Throws when a stored row of the conversation holds a seq from {@code fromSeq} to {@code toSeq}. */
-    private void refuseStored(String conversationId, long fromSeq, long toSeq) throws SQLException {
-        if (overlapsStored(conversationId, fromSeq, toSeq)) {
+    private void refuseStored(long key, String conversationId, long fromSeq, long toSeq) throws SQLException {
+        selectOverlap.setLong(1, key);
+        if (overlapsStored(selectOverlap, fromSeq, toSeq)) {
             throw new SQLException("an event of conversation " + conversationId + " from seq " + fromSeq + " to "
                     + toSeq + " is stored already");
         }
     }
 
-    /** Whether a stored row of the conversation holds a seq from {@code fromSeq} to {@code toSeq}. */
-    private boolean overlapsStored(String conversationId, long fromSeq, long toSeq) throws SQLException {
-        selectOverlap.setString(1, conversationId);
-        selectOverlap.setLong(2, rowsStartAfter(fromSeq));
-        selectOverlap.setLong(3, fromSeq);
-        selectOverlap.setLong(4, toSeq);
-        try (ResultSet rs = selectOverlap.executeQuery()) {
+    /**
+     * Whether a stored row holds a seq from {@code fromSeq} to {@code toSeq}, of the conversation
+     * {@code overlap} (an overlap query) has bound as its first parameter.
+     */
+    private static boolean overlapsStored(PreparedStatement overlap, long fromSeq, long toSeq) throws SQLException {
+        overlap.setLong(2, rowsStartAfter(fromSeq));
+        overlap.setLong(3, fromSeq);
+        overlap.setLong(4, toSeq);
+        try (ResultSet rs = overlap.executeQuery()) {
             return rs.next();
         }
     }
 
-    /** The conversation's highest stored seq, or 0: remembered, else read on the writer's connection. */
-    private long storedUpTo(String conversationId) throws SQLException {
-        Long known = storedUpTo.get(conversationId);
-        if (known != null) {
-            return known;
+    /** A conversation's key and highest stored seq (0 for none), as far as the writer knows. */
+    private record Known(long key, long storedUpTo) {
+    }
+
+    /**
+     * What the writer knows of a conversation in the batch being written: staged by it, else
+     * remembered, else read on the writer's connection (which sees the batch's own new conversations).
+     *
+     * @throws SQLException when the conversation is not stored
+     */
+    private Known known(String conversationId) throws SQLException {
+        Known k = staged.get(conversationId);
+        if (k == null) {
+            k = remembered.get(conversationId);
         }
-        selectStoredUpTo.setString(1, conversationId);
-        long stored;
-        try (ResultSet rs = selectStoredUpTo.executeQuery()) {
-            stored = rs.next() ? rs.getLong(1) : 0;
+        if (k != null) {
+            return k;
         }
-        storedUpTo.put(conversationId, stored);
-        return stored;
+        selectKnown.setString(1, conversationId);
+        try (ResultSet rs = selectKnown.executeQuery()) {
+            if (!rs.next()) {
+                // The foreign key of its rows, which the writer checks first as it needs the key to write them.
+                throw new SQLException("FOREIGN KEY constraint failed: conversation " + conversationId + " is not stored");
+            }
+            // The highest seq is NULL for a conversation of no events, which getLong reads as 0.
+            k = new Known(rs.getLong(1), rs.getLong(2));
+        }
+        staged.put(conversationId, k);
+        return k;
     }
 
     /** A bound below the first seq of every row that holds {@code seq} or a later one. */
@@ -815,7 +970,8 @@ public final class SqliteConversationStore implements ConversationStore {
     /** After a rollback, whether the event's seq is stored, alone or in a segment; false when that cannot be read. */
     private boolean stored(Envelope event, SQLException cause) {
         try {
-            return overlapsStored(event.conversationId(), event.seq(), event.seq());
+            selectOverlapById.setString(1, event.conversationId());
+            return overlapsStored(selectOverlapById, event.seq(), event.seq());
         } catch (SQLException e) {
             cause.addSuppressed(e);
             return false;
@@ -962,7 +1118,8 @@ public final class SqliteConversationStore implements ConversationStore {
 
     /** The query of which of {@code ids} ids name messages of a conversation. */
     private static String knownIdsQuery(int ids) {
-        return "SELECT id FROM messages WHERE conversation_id = ? AND id IN (" + "?,".repeat(ids - 1) + "?)";
+        return "SELECT id FROM messages WHERE conversation_key = (SELECT key FROM conversations WHERE id = ?)"
+                + " AND id IN (" + "?,".repeat(ids - 1) + "?)";
     }
 
     private static void collectIds(PreparedStatement s, Set<String> into) throws SQLException {

@@ -4,7 +4,11 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.EventCodec;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.RiskLevel;
 import dev.switchboard.core.Role;
+import dev.switchboard.core.ToolCallRef;
+import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.StoreBatch;
 import dev.switchboard.core.spi.StoredRows;
@@ -155,7 +159,7 @@ class SqliteEventSegmentsTest {
                 delta(CONV, "run-2", 6, T0 + 5));
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file); Statement s = c.createStatement()) {
             s.execute("PRAGMA journal_mode = WAL");
-            for (String ddl : VERSION_THREE) {
+            for (String ddl : SqliteFiles.VERSION_THREE) {
                 s.execute(ddl);
             }
             s.execute("INSERT INTO conversations (id, owner, created_at) VALUES ('" + CONV + "', 'alice', " + T0 + ")");
@@ -205,15 +209,155 @@ class SqliteEventSegmentsTest {
     }
 
     @Test
+    void aVersionSevenFileIsKeyedByConversationInTheOrderTheyWereCreatedKeepingEveryRow() throws Exception {
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        // "b" was created before "a": its key comes first.
+        List<Envelope> runB = List.of(new Envelope("b", "run-b", 1, T0, new Event.RunStarted(null)),
+                delta("b", "run-b", 2, T0 + 1), delta("b", "run-b", 3, T0 + 2), delta("b", "run-b", 4, T0 + 3));
+        List<Envelope> runA = List.of(new Envelope("a", "run-a", 1, T0, new Event.RunStarted(null)),
+                delta("a", "run-a", 2, T0 + 5), new Envelope("a", "run-a", 3, T0 + 6, new Event.RunFinished()));
+        InputMessage hello = new InputMessage("m-1", Role.USER, "hello", null, null, null);
+        InputMessage called = new InputMessage("m-3", Role.ASSISTANT, "", List.of(new ToolCallRef("tc-1", "search", "{}")),
+                null, null);
+        InputMessage other = new InputMessage("m-2", Role.USER, "other", null, null, null);
+        SqliteFiles.create(file, SqliteFiles.VERSION_SEVEN, 7,
+                "INSERT INTO conversations (id, owner, created_at) VALUES ('b', 'bob', " + T0 + ")",
+                "INSERT INTO conversations (id, owner, created_at) VALUES ('a', 'alice', " + (T0 + 1) + ")");
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+             PreparedStatement message = c.prepareStatement("INSERT INTO messages (conversation_id, id, run_id, role,"
+                     + " content, tool_calls, tool_call_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+             PreparedStatement event = c.prepareStatement(
+                     "INSERT INTO events (conversation_id, seq, run_id, ts, kind, payload) VALUES (?, ?, ?, ?, ?, ?)");
+             PreparedStatement segment = c.prepareStatement("INSERT INTO events (conversation_id, seq, last_seq, run_id,"
+                     + " ts, kind, payload) VALUES (?, ?, ?, ?, ?, 'SEGMENT', ?)");
+             PreparedStatement approval = c.prepareStatement("INSERT INTO approvals (id, conversation_id, run_id, seq,"
+                     + " request, status, feedback, decided_by, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+            for (StoreBatch.MessageRow row : List.of(new StoreBatch.MessageRow("a", "run-a", hello, T0),
+                    new StoreBatch.MessageRow("b", "run-b", other, T0), new StoreBatch.MessageRow("a", "run-a", called, T0))) {
+                StoredRows.bindMessage(message, row);
+                message.executeUpdate();
+            }
+            insertAlone(event, runB.get(0));
+            insertAlone(event, runA.get(0));
+            // b's deltas 2-4 as version 7 keeps them: the first whole, the others as their delta alone.
+            StringBuilder payload = new StringBuilder();
+            EventSegments.start(payload, EventCodec.toJson(runB.get(1).event()));
+            for (int i = 2; i < runB.size(); i++) {
+                assertThat(EventSegments.append(payload, T0 + 1, runB.get(i - 1).event(), runB.get(i).timestamp(),
+                        runB.get(i).event(), null, 1000)).isTrue();
+            }
+            EventSegments.end(payload);
+            assertThat(payload.toString()).contains(",\"part \\\"4\\\" ✓\"]");
+            segment.setString(1, "b");
+            segment.setLong(2, 2);
+            segment.setLong(3, 4);
+            segment.setString(4, "run-b");
+            segment.setLong(5, T0 + 1);
+            segment.setString(6, payload.toString());
+            segment.executeUpdate();
+            insertAlone(event, runA.get(1));
+            insertAlone(event, runA.get(2));
+            for (ApprovalRecord a : List.of(approval("b", "p-1", ApprovalRecord.Status.PENDING),
+                    approval("b", "p-2", ApprovalRecord.Status.APPROVED), approval("a", "p-3", ApprovalRecord.Status.PENDING))) {
+                StoredRows.bindApproval(approval, a);
+                approval.executeUpdate();
+            }
+        }
+
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertThat(store.conversation("a")).hasValue(new ConversationRecord("a", "alice", T0 + 1));
+            assertThat(store.conversation("b")).hasValue(new ConversationRecord("b", "bob", T0));
+            assertThat(store.events("b", 0, 100)).isEqualTo(runB);
+            assertThat(store.events("b", 2, 100)).isEqualTo(runB.subList(2, 4));
+            assertThat(store.events("a", 0, 100)).isEqualTo(runA);
+            assertThat(store.lastSeq("b")).isEqualTo(4);
+            assertThat(store.unfinishedRuns()).containsExactly(runB.get(0));
+            assertThat(store.messages("a")).containsExactly(hello, called);
+            assertThat(store.messages("b")).containsExactly(other);
+            assertThat(store.knownMessageIds("a", List.of("m-1", "m-2", "m-3"))).containsExactlyInAnyOrder("m-1", "m-3");
+            assertThat(store.pendingApprovals(10, 0)).extracting(ApprovalRecord::approvalId).containsExactly("p-1", "p-3");
+            assertThat(store.pendingApprovals("b")).extracting(ApprovalRecord::approvalId).containsExactly("p-1");
+            assertThat(store.approval("p-2")).get().extracting(ApprovalRecord::status)
+                    .isEqualTo(ApprovalRecord.Status.APPROVED);
+            assertRefusedIn(store, "b", 3);
+
+            InputMessage later = new InputMessage("m-4", Role.USER, "later", null, null, null);
+            Envelope next = delta("b", "run-b", 5, T0 + 9);
+            store.write(new StoreBatch().addConversation(new ConversationRecord("c", null, T0 + 2))
+                    .addMessage(new StoreBatch.MessageRow("a", "run-a2", later, T0 + 9))
+                    .addEvent(next).addEvent(delta("c", "run-c", 1, T0 + 9)));
+            assertThat(store.messages("a")).containsExactly(hello, called, later);
+            assertThat(store.events("b", 4, 100)).containsExactly(next);
+            assertThat(store.events("c", 0, 100)).extracting(Envelope::seq).containsExactly(1L);
+        }
+        assertThat(query(file, "SELECT id || ' ' || key FROM conversations ORDER BY key"))
+                .as("keys in the order the conversations were created").containsExactly("b 1", "a 2", "c 3");
+        assertThat(query(file, "SELECT position FROM messages ORDER BY position"))
+                .as("positions kept, a new message after them all").containsExactly("1", "2", "3", "4");
+        assertThat(query(file, "SELECT c.id || ' ' || e.seq FROM events e JOIN conversations c ON c.key = e.conversation_key"
+                + " ORDER BY e.rowid")).as("rows in the order they were written")
+                .containsExactly("b 1", "a 1", "b 2", "a 2", "a 3", "b 5", "c 1");
+        assertThat(query(file, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                + " ORDER BY name")).containsExactly("approvals", "conversations", "documents", "events", "messages");
+        assertThat(query(file, "SELECT name FROM pragma_table_info('events') UNION ALL"
+                + " SELECT name FROM pragma_table_info('messages')")).contains("conversation_key")
+                .doesNotContain("conversation_id");
+        assertThat(query(file, "SELECT sql FROM sqlite_schema WHERE type = 'table'")).as("no reference to a table gone")
+                .noneMatch(sql -> sql.contains("_v7"));
+        assertThat(query(file, "PRAGMA foreign_key_check")).isEmpty();
+        assertThat(query(file, "PRAGMA integrity_check")).containsExactly("ok");
+        assertThat(query(file, "PRAGMA user_version")).containsExactly(String.valueOf(SqliteConversationStore.SCHEMA_VERSION));
+    }
+
+    @Test
+    void aRunThatFailsToCommitLeavesNoKeyBehindForTheNextConversationToMisuse() throws Exception {
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            store.write(new StoreBatch().addConversation(new ConversationRecord("a", null, T0)).addEvent(delta("a", "r", 1, T0)));
+            // "ghost" is created in a batch that fails on a repeated seq of "a": the key it was given goes back.
+            assertThatThrownBy(() -> store.write(new StoreBatch().addConversation(new ConversationRecord("ghost", null, T0))
+                    .addEvent(delta("ghost", "r", 1, T0)).addEvent(delta("a", "r", 1, T0))))
+                    .hasMessageContaining("seq 1 of conversation a is already stored");
+            assertThat(store.conversation("ghost")).isEmpty();
+            store.write(new StoreBatch().addConversation(new ConversationRecord("real", null, T0))
+                    .addEvent(delta("real", "r", 1, T0)));
+            store.write(new StoreBatch().addEvent(delta("real", "r", 2, T0)));
+            assertThat(store.events("real", 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L);
+            assertThat(store.events("a", 0, 10)).extracting(Envelope::seq).containsExactly(1L);
+            assertThatThrownBy(() -> store.write(new StoreBatch().addEvent(delta("ghost", "r", 1, T0))))
+                    .hasMessageContaining("ghost").hasMessageContaining("FOREIGN KEY");
+            assertThat(store.events("ghost", 0, 10)).isEmpty();
+        }
+    }
+
+    private static void insertAlone(PreparedStatement insert, Envelope e) throws SQLException {
+        StoredRows.bindEvent(insert, new StoreBatch().addEvent(e), 0);
+        insert.executeUpdate();
+    }
+
+    private static ApprovalRecord approval(String conversationId, String id, ApprovalRecord.Status status) {
+        Event.ApprovalRequested request = new Event.ApprovalRequested(id, "tc-" + id, "delete_file", "Delete it", null,
+                null, RiskLevel.HIGH);
+        return status == ApprovalRecord.Status.PENDING
+                ? new ApprovalRecord(conversationId, "run-" + conversationId, 9, request, status, null, null, null)
+                : new ApprovalRecord(conversationId, "run-" + conversationId, 9, request, status, "ok", "carol", T0);
+    }
+
+    private static void assertRefusedIn(SqliteConversationStore store, String conversationId, long seq) {
+        assertThatThrownBy(() -> store.write(new StoreBatch().addEvent(delta(conversationId, "run-x", seq, T0))))
+                .hasMessageContaining("seq " + seq + " of conversation " + conversationId + " is already stored");
+    }
+
+    @Test
     void readsAndTheWritersChecksFindRowsByTheirSeqIndex() throws Exception {
         SqliteConversationStore.open(dir).close();
         Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
         for (String sql : List.of(SqliteConversationStore.SELECT_EVENTS, SqliteConversationStore.SELECT_OVERLAP,
-                SqliteConversationStore.SELECT_LAST_SEQ)) {
+                SqliteConversationStore.SELECT_OVERLAP_BY_KEY, SqliteConversationStore.SELECT_LAST_SEQ,
+                SqliteConversationStore.SELECT_LAST_SEQ_BY_KEY, SqliteConversationStore.SELECT_KNOWN)) {
             assertThat(query(file, "EXPLAIN QUERY PLAN " + sql, "detail")).as(sql)
-                    .anyMatch(step -> step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_id=? AND seq>? AND seq<?)")
-                            || step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_id=? AND seq>?)")
-                            || step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_id=?)"))
+                    .anyMatch(step -> step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_key=? AND seq>? AND seq<?)")
+                            || step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_key=? AND seq>?)")
+                            || step.startsWith("SEARCH events USING INDEX events_by_seq (conversation_key=?)"))
                     .noneMatch(step -> step.contains("TEMP B-TREE") || step.startsWith("SCAN"));
         }
     }
@@ -230,7 +374,8 @@ class SqliteEventSegmentsTest {
             assertThat(store.events("b", 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
         }
         Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
-        assertThat(query(file, "SELECT conversation_id || ' ' || seq FROM events ORDER BY rowid"))
+        assertThat(query(file, "SELECT c.id || ' ' || e.seq FROM events e JOIN conversations c ON c.key = e.conversation_key"
+                + " ORDER BY e.rowid"))
                 .containsExactly("b 1", "a 1", "b 3", "a 2");
         assertThat(query(file, "SELECT sql FROM sqlite_schema WHERE name = 'events'")).singleElement()
                 .asString().doesNotContainIgnoringCase("WITHOUT ROWID");
@@ -335,41 +480,13 @@ class SqliteEventSegmentsTest {
     private void setPayload(String payload) throws SQLException {
         Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
-             PreparedStatement update = c.prepareStatement("UPDATE events SET payload = ? WHERE conversation_id = ?")) {
+             PreparedStatement update = c.prepareStatement("UPDATE events SET payload = ?"
+                     + " WHERE conversation_key = (SELECT key FROM conversations WHERE id = ?)")) {
             update.setString(1, payload);
             update.setString(2, CONV);
             assertThat(update.executeUpdate()).isEqualTo(1);
         }
     }
-
-    /** The tables and indexes of a version 3 file, as that version created them. */
-    private static final List<String> VERSION_THREE = List.of(
-            "CREATE TABLE conversations (id TEXT PRIMARY KEY, owner TEXT, created_at INTEGER NOT NULL)",
-            """
-            CREATE TABLE messages (
-                position INTEGER PRIMARY KEY AUTOINCREMENT,
-                conversation_id TEXT NOT NULL REFERENCES conversations (id),
-                id TEXT NOT NULL, run_id TEXT, role TEXT NOT NULL, content TEXT NOT NULL, tool_calls TEXT,
-                tool_call_id TEXT, name TEXT, created_at INTEGER NOT NULL)""",
-            "CREATE INDEX messages_by_conversation ON messages (conversation_id, position)",
-            """
-            CREATE TABLE events (
-                conversation_id TEXT NOT NULL REFERENCES conversations (id),
-                seq INTEGER NOT NULL, run_id TEXT, ts INTEGER NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL,
-                PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID""",
-            """
-            CREATE TABLE approvals (
-                id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL REFERENCES conversations (id), run_id TEXT,
-                seq INTEGER NOT NULL, request TEXT NOT NULL, status TEXT NOT NULL, feedback TEXT, decided_by TEXT,
-                decided_at INTEGER)""",
-            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)",
-            """
-            CREATE TABLE documents (
-                collection TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, body TEXT NOT NULL,
-                PRIMARY KEY (collection, id)) WITHOUT ROWID""",
-            "CREATE INDEX documents_in_order ON documents (collection, position)",
-            "CREATE INDEX approvals_pending ON approvals (status)",
-            "CREATE INDEX run_bounds ON events (kind, conversation_id, run_id) WHERE " + StoredRows.RUN_BOUNDS);
 
     private static void assertRefused(SqliteConversationStore store, long from, long to) {
         long before = store.lastEventSeq(CONV);
@@ -406,7 +523,8 @@ class SqliteEventSegmentsTest {
         List<String> rows = new ArrayList<>();
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
              PreparedStatement q = c.prepareStatement(
-                     "SELECT seq, last_seq, kind FROM events WHERE conversation_id = ? ORDER BY seq")) {
+                     "SELECT seq, last_seq, kind FROM events"
+                             + " WHERE conversation_key = (SELECT key FROM conversations WHERE id = ?) ORDER BY seq")) {
             q.setString(1, conversationId);
             try (ResultSet rs = q.executeQuery()) {
                 while (rs.next()) {
