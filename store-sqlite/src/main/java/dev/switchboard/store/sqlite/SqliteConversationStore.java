@@ -64,6 +64,23 @@ public final class SqliteConversationStore implements ConversationStore {
     /** How many conversations the writer remembers (see {@link #remembered}). */
     private static final int REMEMBERED_CONVERSATIONS = 16_384;
 
+    /** The approvals table, as version 1 created it and version 8 copies it (see {@link #SCHEMA_V8}). */
+    private static final String APPROVALS = """
+            CREATE TABLE approvals (
+                id              TEXT PRIMARY KEY,
+                conversation_id TEXT NOT NULL REFERENCES conversations (id),
+                run_id          TEXT,
+                seq             INTEGER NOT NULL,
+                request         TEXT NOT NULL,
+                status          TEXT NOT NULL,
+                feedback        TEXT,
+                decided_by      TEXT,
+                decided_at      INTEGER
+            )""";
+
+    private static final String APPROVALS_BY_STATUS =
+            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)";
+
     private static final List<String> SCHEMA = List.of(
             """
             CREATE TABLE conversations (
@@ -95,19 +112,8 @@ public final class SqliteConversationStore implements ConversationStore {
                 payload         TEXT NOT NULL,
                 PRIMARY KEY (conversation_id, seq)
             ) WITHOUT ROWID""",
-            """
-            CREATE TABLE approvals (
-                id              TEXT PRIMARY KEY,
-                conversation_id TEXT NOT NULL REFERENCES conversations (id),
-                run_id          TEXT,
-                seq             INTEGER NOT NULL,
-                request         TEXT NOT NULL,
-                status          TEXT NOT NULL,
-                feedback        TEXT,
-                decided_by      TEXT,
-                decided_at      INTEGER
-            )""",
-            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)");
+            APPROVALS,
+            APPROVALS_BY_STATUS);
 
     /** Version 2: JSON documents of other modules (the A2H side), and pending approvals of every conversation. */
     private static final List<String> SCHEMA_V2 = List.of(
@@ -252,25 +258,14 @@ public final class SqliteConversationStore implements ConversationStore {
             "CREATE INDEX run_bounds ON events (kind, conversation_key, run_id) WHERE " + StoredRows.RUN_BOUNDS,
             // The rename above pointed approvals at conversations_v7: copied to point at the new table.
             "ALTER TABLE approvals RENAME TO approvals_v7",
-            """
-            CREATE TABLE approvals (
-                id              TEXT PRIMARY KEY,
-                conversation_id TEXT NOT NULL REFERENCES conversations (id),
-                run_id          TEXT,
-                seq             INTEGER NOT NULL,
-                request         TEXT NOT NULL,
-                status          TEXT NOT NULL,
-                feedback        TEXT,
-                decided_by      TEXT,
-                decided_at      INTEGER
-            )""",
+            APPROVALS,
             """
             INSERT INTO approvals (rowid, id, conversation_id, run_id, seq, request, status, feedback, decided_by,
                                    decided_at)
                 SELECT rowid, id, conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals_v7 ORDER BY rowid""",
             "DROP TABLE approvals_v7",
-            "CREATE INDEX approvals_by_status ON approvals (conversation_id, status, seq)",
+            APPROVALS_BY_STATUS,
             "CREATE INDEX approvals_pending ON approvals (status)",
             "DROP TABLE conversations_v7");
 
