@@ -230,6 +230,12 @@ public final class GatewayServer {
                 .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .option(ChannelOption.AUTO_READ, false)
+                // The pooled allocator rather than Netty's default (the adaptive one): a buffer of the
+                // adaptive one hands the socket's gathering write a new NIO slice of its memory each time,
+                // one object per frame written, 13% of the bytes the gateway allocated at 1,000 clients;
+                // a pooled buffer keeps one. It is also the allocator the netty_allocator_* meters read.
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
