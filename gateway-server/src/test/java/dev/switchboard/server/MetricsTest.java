@@ -154,6 +154,8 @@ class MetricsTest {
         assertThat(sum(after, "switchboard_build_info")).isEqualTo(1);
         assertThat(sum(after, "jvm_memory_used_bytes")).isGreaterThan(0);
         assertThat(text).contains("netty_allocator_memory_used");
+        // The allocator the meters read is the one the server's channels take their buffers from.
+        assertThat(sum(after, "netty_allocator_memory_used", "memory_type=\"direct\"")).isGreaterThan(0);
         // Bounded cardinality: no label carries what a client chose.
         assertThat(text).doesNotContain(hai).doesNotContain(thread);
         // The dashboard's panels read meters the gateway has (decisions and the runtimes' with the openai run).
