@@ -1,6 +1,7 @@
 package dev.switchboard.server;
 
 import dev.switchboard.server.internal.LogSetup;
+import dev.switchboard.server.internal.NettyDefaults;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,6 +24,8 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        // Before any class of Netty loads: it reads these once.
+        NettyDefaults.apply();
         List<String> list = Arrays.asList(args);
         if (list.contains("--help") || list.contains("-h")) {
             Plugins plugins;
@@ -46,6 +49,7 @@ public final class Main {
             LogSetup.apply(host.isGiven(GatewayConfig.Option.LOG_LEVEL) ? host.logLevel() : null, host.logFormat());
             GatewayConfig config = GatewayConfig.parse(args, System.getenv());
             config.warnings().forEach(log::warn);
+            log.info("netty: {}", NettyDefaults.describe());
             server = GatewayServer.builder(config).build();
             server.start().join();
         } catch (RuntimeException e) {

@@ -168,4 +168,23 @@ class StartupTest {
                     "--port", port, "--data-dir", data).output()).doesNotContain(" INFO ").doesNotContain(" WARN ");
         }
     }
+
+    @Test
+    void theStandaloneGatewayRunsNettyWithoutLeakDetectionOrRecyclerUnlessTheCommandLineGivesThem() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            ChildGateway.Exit exit = ChildGateway.run(Map.of(), "--port", String.valueOf(taken.getLocalPort()),
+                    "--data-dir", dir.resolve("d").toString(), "--log-level", "info");
+            assertThat(exit.output()).contains(
+                    "netty: io.netty.leakDetection.level=disabled, io.netty.recycler.maxCapacityPerThread=0\n");
+        }
+        // ChildGateway gives paranoid leak detection on the command line, as every test runs.
+        ChildGateway given = ChildGateway.start(dir.resolve("data"), ChildGateway.freePort(), dir.resolve("given.log"),
+                List.of("-Dio.netty.recycler.maxCapacityPerThread=16"), "--log-level", "info");
+        try {
+            assertThat(given.logText()).contains("netty: io.netty.leakDetection.level=paranoid (given),"
+                    + " io.netty.recycler.maxCapacityPerThread=16 (given)\n");
+        } finally {
+            given.stop();
+        }
+    }
 }
