@@ -12,8 +12,8 @@ import java.util.Properties;
  * <ul>
  *   <li>{@value #LEAK_DETECTION} {@code disabled}: Netty's default samples one buffer in 128 and
  *       records a stack trace for it, and its pipeline touches every message it writes. The test
- *       suite runs every test with {@code paranoid}, which is where a leak is found; an operator who
- *       suspects one in production sets {@code simple} again.</li>
+ *       suite runs with {@code paranoid} (the cluster soak's nodes sample one buffer in 16), which is
+ *       where a leak is found; an operator who suspects one in production sets {@code simple} again.</li>
  *   <li>{@value #RECYCLER_CAPACITY} {@code 0}: the objects Netty would pool per thread (the
  *       entries of the outbound buffer and of the allocator's thread cache) are made and collected
  *       instead. Pooling them costs a lock-free queue's offer at every allocation and free, more than
