@@ -447,9 +447,8 @@ public final class SqliteConversationStore implements ConversationStore {
         selectLastSeq = reader.prepareStatement(SELECT_LAST_SEQ);
         selectEvents = reader.prepareStatement(SELECT_EVENTS);
         selectKnownIds = reader.prepareStatement(knownIdsQuery(IDS_PREPARED));
-        selectMessages = reader.prepareStatement("""
-                SELECT id, role, content, tool_calls, tool_call_id, name FROM messages
-                WHERE conversation_key = (SELECT key FROM conversations WHERE id = ?) ORDER BY position""");
+        selectMessages = reader.prepareStatement("SELECT id, role, content, tool_calls, tool_call_id, name FROM messages"
+                + " WHERE conversation_key = " + KEY_OF_ID + " ORDER BY position");
         selectApproval = reader.prepareStatement("""
                 SELECT conversation_id, run_id, seq, request, status, feedback, decided_by, decided_at
                 FROM approvals WHERE id = ?""");
@@ -1113,7 +1112,8 @@ public final class SqliteConversationStore implements ConversationStore {
 
     /** The query of which of {@code ids} ids name messages of a conversation. */
     private static String knownIdsQuery(int ids) {
-        return "SELECT id FROM messages WHERE conversation_key = (SELECT key FROM conversations WHERE id = ?)"
+        // The ids' unnumbered parameters follow ?1, from ?2 on.
+        return "SELECT id FROM messages WHERE conversation_key = " + KEY_OF_ID
                 + " AND id IN (" + "?,".repeat(ids - 1) + "?)";
     }
 
