@@ -155,7 +155,7 @@ public final class Report {
             if (hg != null && hf != null) {
                 double over = hg.latencyMillis(99) - hf.latencyMillis(99);
                 line(String.format(Locale.ROOT, "| p99 latency at half the gateway's peak ≤ the floor's + %.0f ms | "
-                                + "gateway %.1f ms, floor %.1f ms (+%.1f ms) | %s |", MAX_P99_OVER_FLOOR_MS,
+                                + "gateway %.1f ms, floor %.1f ms (%+.1f ms) | %s |", MAX_P99_OVER_FLOOR_MS,
                         hg.latencyMillis(99), hf.latencyMillis(99), over, yes(over <= MAX_P99_OVER_FLOOR_MS)));
             }
         }
