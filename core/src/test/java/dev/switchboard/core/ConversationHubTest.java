@@ -219,6 +219,50 @@ class ConversationHubTest {
     }
 
     @Test
+    void aSecondDecisionBeforeTheFirstIsStoredIsAlreadyDecidedNotUnknown() throws Exception {
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.CountDownLatch storeMayWrite = new java.util.concurrent.CountDownLatch(1);
+        // The store writer's batches wait until the end: neither the request nor the decision is stored meanwhile.
+        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("write") && ((StoreBatch) args[0]).hasRows()) {
+                        storeMayWrite.await();
+                    }
+                    try {
+                        return method.invoke(inner, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build();
+        String approvalId;
+        try {
+            RecordingSubscriber person = new RecordingSubscriber();
+            own.submit(ask("c1", "report"), person);
+            ManualRuntime.Started run = runtime.next();
+            CompletionStage<ApprovalDecision> decision = run.ctx().requestApproval(new ApprovalRequest("call_1",
+                    "generate_inspection_report", "makes a report", Json.object(), "asked", RiskLevel.HIGH));
+            Envelope requested = person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT).get(1);
+            approvalId = ((Event.ApprovalRequested) requested.event()).approvalId();
+            own.submit(new Command.DecideApproval(approvalId, false, null, null), person);
+            assertThat(decision.toCompletableFuture().get(5, TimeUnit.SECONDS).approved()).isFalse();
+            run.ctx().finish();
+            person.until(Event::terminal, WAIT);
+            assertThat(inner.approval(approvalId)).as("nothing stored yet").isEmpty();
+
+            own.submit(new Command.DecideApproval(approvalId, true, null, null), person);
+            GatewayError again = person.nextError(WAIT);
+            assertThat(again.code()).isEqualTo(ErrorCode.CONFLICT);
+            assertThat(again.message()).contains("already decided");
+        } finally {
+            storeMayWrite.countDown();
+            own.close();
+        }
+        assertThat(inner.approval(approvalId)).get().extracting(ApprovalRecord::status)
+                .isEqualTo(ApprovalRecord.Status.REJECTED);
+    }
+
+    @Test
     void approvalIsDecidedOnceAndTheRunContinues() throws Exception {
         RecordingSubscriber person = new RecordingSubscriber();
         hub.submit(ask("c1", "report"), person);

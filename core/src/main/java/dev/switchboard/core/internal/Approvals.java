@@ -82,7 +82,8 @@ public final class Approvals implements OperatorApprovals {
             return true;
         }
         if (p == null) {
-            Optional<ApprovalRecord> stored = store.approval(cmd.approvalId());
+            ApprovalRecord unstored = table.unstoredDecisions.get(cmd.approvalId());
+            Optional<ApprovalRecord> stored = unstored != null ? Optional.of(unstored) : store.approval(cmd.approvalId());
             if (stored.isEmpty()) {
                 from.reject(GatewayError.field(ErrorCode.NOT_FOUND, "approval_id", "unknown approval_id " + cmd.approvalId()));
             } else if (!operator && !table.memberOf(from, stored.get().conversationId())) {

@@ -31,6 +31,12 @@ public final class ConversationTable {
     private final Map<Subscriber, Set<String>> memberships = new ConcurrentHashMap<>();
     /** Approvals a run or an outside asker waits for, by approval id. */
     final Map<String, PendingApproval> awaited = new ConcurrentHashMap<>();
+    /**
+     * Approvals this node decided or cancelled whose new state is not stored yet, by approval id:
+     * they have left {@link #awaited}, and the store may not even hold their request, so a second
+     * decision in that moment is answered from here ("already decided", not "unknown").
+     */
+    final Map<String, ApprovalRecord> unstoredDecisions = new ConcurrentHashMap<>();
 
     /** The cluster this node is part of; null when it runs alone. Set once, before any load. */
     private ClusterLink cluster;

@@ -170,14 +170,19 @@ public final class Emitter {
         writeLocked(c, b -> b.addMessage(row), () -> c.unstoredMessages.remove(row));
     }
 
-    /** Queues an approval's new state and keeps the conversation's pending approvals in step. */
+    /**
+     * Queues an approval's new state and keeps the conversation's pending approvals in step; a
+     * decision is in {@link ConversationTable#unstoredDecisions} until it is stored.
+     */
     void writeApprovalLocked(ConversationState c, ApprovalRecord a) {
         if (a.status() == ApprovalRecord.Status.PENDING) {
             c.open.put(a.approvalId(), a);
-        } else {
-            c.open.remove(a.approvalId());
+            writeLocked(c, b -> b.putApproval(a), null);
+            return;
         }
-        writeLocked(c, b -> b.putApproval(a), null);
+        c.open.remove(a.approvalId());
+        table.unstoredDecisions.put(a.approvalId(), a);
+        writeLocked(c, b -> b.putApproval(a), () -> table.unstoredDecisions.remove(a.approvalId(), a));
     }
 
     /** The conversation's history messages, oldest first: the stored ones, then those on their way. */
