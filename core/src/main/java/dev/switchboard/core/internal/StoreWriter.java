@@ -61,8 +61,8 @@ public final class StoreWriter {
      * sooner wait for the rest of it, and commit together. A quiet gateway, whose last commit is
      * older, commits a write at once. At a model's pace (100 conversations, 50 tokens/s each) the
      * writer committed every few tokens, as few ever queue at once, and took a third of the
-     * gateway's CPU; with 10 ms between commits the gateway's CPU per token fell by about a fifth
-     * (151 to 124 µs, bench/NOTES.md). Under load a batch lingers longer anyway ({@link #LINGER_NANOS}).
+     * gateway's CPU; with 10 ms between commits the gateway's CPU per token fell by about a quarter
+     * (bench/NOTES.md). Under load a batch lingers longer anyway ({@link #LINGER_NANOS}).
      */
     private static final long SPACING_NANOS = 10_000_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
