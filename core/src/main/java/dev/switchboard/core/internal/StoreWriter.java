@@ -56,15 +56,6 @@ public final class StoreWriter {
      * reservations and the resume rule make good (the README's crash recovery).
      */
     private static final long LINGER_NANOS = 100_000_000;
-    /**
-     * How soon after a commit the next may start unless someone waits for it: writes that come
-     * sooner wait for the rest of it, and commit together. A quiet gateway, whose last commit is
-     * older, commits a write at once. At a model's pace (100 conversations, 50 tokens/s each) the
-     * writer committed every few tokens, as few ever queue at once, and took a third of the
-     * gateway's CPU; with 10 ms between commits the gateway's CPU per token fell by about a quarter
-     * (bench/NOTES.md). Under load a batch lingers longer anyway ({@link #LINGER_NANOS}).
-     */
-    private static final long SPACING_NANOS = 10_000_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
     private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fence of a write that carries none (see {@link Sink#batch}). */
@@ -150,25 +141,17 @@ public final class StoreWriter {
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
     private final long lingerNanos;
-    private final long spacingNanos;
-    /** When the last commit ended; writer thread only. */
-    private long lastCommit;
     private volatile boolean stopped;
 
     public StoreWriter(ConversationStore store, HubMetrics metrics) {
-        this(store, metrics, LINGER_NANOS, SPACING_NANOS);
+        this(store, metrics, LINGER_NANOS);
     }
 
-    /**
-     * With how long a busy batch waits for more and how soon a commit may follow the one before
-     * ({@link #LINGER_NANOS} and {@link #SPACING_NANOS} but in tests).
-     */
-    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos, long spacingNanos) {
+    /** With how long a busy batch waits for more ({@link #LINGER_NANOS} but in tests). */
+    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos) {
         this.store = store;
         this.metrics = metrics;
         this.lingerNanos = lingerNanos;
-        this.spacingNanos = spacingNanos;
-        this.lastCommit = System.nanoTime() - spacingNanos;
         this.thread = new Thread(this::loop, "switchboard-store-writer");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -246,13 +229,8 @@ public final class StoreWriter {
                 ops.removeIf(op -> op instanceof Action || op instanceof Stop);
             }
             queue.drainTo(ops);
-            if (!awaited(ops, 0)) {
-                long now = System.nanoTime();
-                if (queuedWrites.get() >= BUSY) {
-                    linger(ops, now + lingerNanos);
-                } else if (now - lastCommit < spacingNanos) {
-                    linger(ops, lastCommit + spacingNanos);
-                }
+            if (queuedWrites.get() >= BUSY && !awaited(ops, 0)) {
+                linger(ops);
             }
             for (int i = 0; i < ops.size(); i++) {
                 Op op = ops.get(i);
@@ -296,14 +274,15 @@ public final class StoreWriter {
     }
 
     /**
-     * Waits until {@code deadline} while fewer than {@link #MAX_BATCH} writes are queued, adding
+     * Waits up to {@link #lingerNanos} while fewer than {@link #MAX_BATCH} writes are queued, adding
      * what is queued meanwhile (writes added to a source already queued are in it: they need no op,
      * and the {@link Full} op wakes the wait when they reach {@link #MAX_BATCH}); an action or a stop
      * among them ends it, as someone waits for them (one found before the wait keeps it from
      * starting). It sleeps between ops: a wake-up every fraction of a
      * millisecond cost a quiet stream's writer more than its commits.
      */
-    private void linger(List<Op> ops, long deadline) {
+    private void linger(List<Op> ops) {
+        long deadline = System.nanoTime() + lingerNanos;
         long left;
         while (queuedWrites.get() < MAX_BATCH && (left = deadline - System.nanoTime()) > 0) {
             Op next;
@@ -340,8 +319,7 @@ public final class StoreWriter {
             try {
                 long start = System.nanoTime();
                 store.write(batch);
-                lastCommit = System.nanoTime();
-                long took = lastCommit - start;
+                long took = System.nanoTime() - start;
                 metrics.stored(batch.messages().size() + batch.events().size() + batch.approvals().size(), took);
                 if (took > SLOW_WRITE_NANOS) {
                     // Everything queued behind it waited as long: in a cluster, the leases of runs that ended meanwhile.

@@ -18,10 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/**
- * Group commit: a batch that found the writer busy waits for more writes, a write soon after a
- * commit waits for the spacing between commits, and a quiet write commits at once.
- */
+/** Group commit: a batch that found the writer busy waits for more writes; a quiet write commits at once. */
 class StoreWriterTest {
     /** Long enough that no scheduling delay of a busy machine looks like the end of the wait. */
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(3);
@@ -45,9 +42,7 @@ class StoreWriterTest {
                     throw e.getCause();
                 }
             });
-    /** Between commits in the tests of spacing; the others space commits by nothing, to see the linger alone. */
-    private static final long SPACING_NANOS = TimeUnit.SECONDS.toNanos(3);
-    private StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS, 0);
+    private final StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS);
     private int conversations;
 
     @AfterEach
@@ -133,40 +128,6 @@ class StoreWriterTest {
     }
 
     @Test
-    void aWriteSoonAfterACommitWaitsForTheSpacingAndCommitsWithTheWritesThatCameMeanwhile() throws Exception {
-        spaceCommits();
-        CountDownLatch first = new CountDownLatch(1);
-        long start = System.nanoTime();
-        writer.write(this::fill, first::countDown);
-        assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(System.nanoTime() - start).as("a quiet write commits at once").isLessThan(SPACING_NANOS / 2);
-        CountDownLatch second = new CountDownLatch(1);
-        CountDownLatch third = new CountDownLatch(1);
-        writer.write(this::fill, second::countDown);
-        Thread.sleep(200);
-        assertThat(second.getCount()).as("200 ms after a commit, the next waits").isEqualTo(1);
-        writer.write(this::fill, third::countDown);
-        assertThat(third.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(second.getCount()).isZero();
-        assertThat(batches).as("the two writes that came within the spacing share a commit").containsExactly(1, 2);
-    }
-
-    @Test
-    void anActionEndsTheWaitForTheSpacing() throws Exception {
-        spaceCommits();
-        CountDownLatch first = new CountDownLatch(1);
-        writer.write(this::fill, first::countDown);
-        assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
-        writer.write(this::fill, null);
-        CountDownLatch ran = new CountDownLatch(1);
-        long start = System.nanoTime();
-        writer.run(ran::countDown);
-        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(System.nanoTime() - start).as("someone waits: no wait for the spacing").isLessThan(SPACING_NANOS / 2);
-        assertThat(batches).containsExactly(1, 1);
-    }
-
-    @Test
     void aSourceQueuedOnceCommitsEveryWriteItHeldWhenTheWriterCameToIt() throws Exception {
         TestSource source = new TestSource();
         writer.write(this::fill, null);
@@ -244,13 +205,6 @@ class StoreWriterTest {
         for (int i = 0; i < 64; i++) {
             writer.write(this::fill, null);
         }
-    }
-
-    /** Replaces the writer by one that spaces its commits by {@link #SPACING_NANOS}; the store holds no commit back. */
-    private void spaceCommits() throws Exception {
-        writer.stop().get(30, TimeUnit.SECONDS);
-        firstWriteMayEnd.countDown();
-        writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS, SPACING_NANOS);
     }
 
     private void fill(StoreBatch b) {
