@@ -1,6 +1,9 @@
 package dev.switchboard.runtime.openai;
 
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
@@ -11,6 +14,7 @@ import dev.switchboard.core.ToolCallRef;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.RunContext;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -85,52 +89,47 @@ final class OpenAiTurn {
         this.configuredModel = configuredModel;
     }
 
-    /** Takes the data of one event of the stream, other than {@code [DONE]}. */
+    /**
+     * Takes the data of one event of the stream, other than {@code [DONE]}. The chunk is read whole
+     * before anything of it is emitted, so an {@code error} anywhere in it refuses all of it.
+     */
     void onData(String data) throws Refused {
-        JsonNode chunk;
+        Chunk chunk;
         try {
-            chunk = Json.parseStrict(data);
-        } catch (JsonProcessingException e) {
+            chunk = Chunk.read(data);
+        } catch (IOException e) {
             throw new Refused("the model server sent an event that is not JSON: " + UpstreamHttp.shorten(data));
         }
-        if (!chunk.isObject()) {
+        if (chunk == null) {
             throw new Refused("the model server sent an event that is not a JSON object: " + UpstreamHttp.shorten(data));
         }
-        JsonNode error = chunk.get("error");
-        if (error != null && !error.isNull()) {
+        if (chunk.error) {
             throw new Refused("the model server reported an error mid-stream: " + UpstreamHttp.errorText(data));
         }
-        JsonNode m = chunk.get("model");
-        if (m != null && m.isTextual() && !m.textValue().isEmpty()) {
-            model = m.textValue();
+        if (chunk.model != null && !chunk.model.isEmpty()) {
+            model = chunk.model;
         }
-        JsonNode u = chunk.get("usage");
-        if (u != null && u.isObject()) {
-            usage = u;
+        if (chunk.usage != null) {
+            usage = chunk.usage;
         }
-        JsonNode choices = chunk.get("choices");
-        if (choices == null || !choices.isArray()) {
+        if (chunk.choices == null) {
             return;
         }
-        for (JsonNode choice : choices) {
+        for (Choice choice : chunk.choices) {
             // n > 1 is never asked for; a server that sends other choices anyway is read for the first.
-            if (choice.path("index").asInt(0) == 0) {
+            if (choice.index == null || choice.index.asInt(0) == 0) {
                 choice(choice);
             }
         }
     }
 
-    private void choice(JsonNode choice) throws Refused {
-        JsonNode delta = choice.get("delta");
-        if (delta != null && delta.isObject()) {
-            String thought = textOf(delta, "reasoning_content");
-            if (thought == null) {
-                thought = textOf(delta, "reasoning");
-            }
+    private void choice(Choice choice) throws Refused {
+        if (choice.delta) {
+            String thought = choice.reasoningContent != null ? choice.reasoningContent : choice.reasoning;
             if (thought != null && !thought.isEmpty()) {
                 reasoning(thought);
             }
-            String content = textOf(delta, "content");
+            String content = choice.content;
             if (content != null && !content.isEmpty()) {
                 closeReasoning();
                 if (messageId == null) {
@@ -140,18 +139,152 @@ final class OpenAiTurn {
                 text.append(content);
                 ctx.emit(new Event.TextDelta(messageId, content));
             }
-            JsonNode toolCalls = delta.get("tool_calls");
-            if (toolCalls != null && toolCalls.isArray()) {
+            JsonNode toolCalls = choice.toolCalls;
+            if (toolCalls != null) {
                 closeReasoning();
                 for (int i = 0; i < toolCalls.size(); i++) {
                     fragment(toolCalls.get(i), i);
                 }
             }
         }
-        JsonNode finish = choice.get("finish_reason");
-        if (finish != null && finish.isTextual()) {
-            finishReason = finish.textValue();
+        if (choice.finishReason != null) {
+            finishReason = choice.finishReason;
         }
+    }
+
+    /**
+     * What the turn reads of one {@code chat.completion.chunk}, read with the streaming parser under
+     * the inbound limits: a chunk's tree of maps was a third of what the gateway allocated at a
+     * model's pace (bench/NOTES.md). It keeps what a tree would answer: a field given twice counts
+     * as its last value, a value of the wrong type as none, and text after the object is refused.
+     * Only {@code usage} and {@code tool_calls}, rare and nested, are read as trees.
+     */
+    private static final class Chunk {
+        boolean error;
+        String model;
+        JsonNode usage;
+        /** Null when there is no {@code choices} array. */
+        List<Choice> choices;
+
+        /** The chunk, or null when the data is one JSON value that is not an object. */
+        static Chunk read(String data) throws IOException {
+            try (JsonParser p = Json.MAPPER.createParser(data)) {
+                JsonToken root = p.nextToken();
+                Chunk c = null;
+                if (root == JsonToken.START_OBJECT) {
+                    c = new Chunk();
+                    c.fields(p);
+                } else if (root != null) {
+                    p.skipChildren();
+                }
+                if (root != null && p.nextToken() != null) {
+                    throw new JsonParseException(p, "text after the JSON value");
+                }
+                return c;
+            }
+        }
+
+        private void fields(JsonParser p) throws IOException {
+            for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
+                JsonToken v = p.nextToken();
+                switch (name) {
+                    case "error" -> {
+                        error = v != JsonToken.VALUE_NULL;
+                        p.skipChildren();
+                    }
+                    case "model" -> {
+                        model = v == JsonToken.VALUE_STRING ? p.getText() : null;
+                        p.skipChildren();
+                    }
+                    case "usage" -> usage = v == JsonToken.START_OBJECT ? p.readValueAsTree() : skip(p);
+                    case "choices" -> {
+                        if (v == JsonToken.START_ARRAY) {
+                            choices = new ArrayList<>(1);
+                            while (p.nextToken() != JsonToken.END_ARRAY) {
+                                if (p.currentToken() == JsonToken.START_OBJECT) {
+                                    choices.add(Choice.read(p));
+                                } else {
+                                    // A tree would find no delta and no finish_reason in it.
+                                    p.skipChildren();
+                                }
+                            }
+                        } else {
+                            choices = null;
+                            p.skipChildren();
+                        }
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+        }
+    }
+
+    /** One element of {@code choices}, an object. */
+    private static final class Choice {
+        /** As given: read as a tree's {@code asInt(0)} reads it; null when absent. */
+        JsonNode index;
+        /** Whether {@code delta} is an object; its fields below. */
+        boolean delta;
+        String reasoningContent;
+        String reasoning;
+        String content;
+        /** Null unless an array. */
+        JsonNode toolCalls;
+        String finishReason;
+
+        static Choice read(JsonParser p) throws IOException {
+            Choice c = new Choice();
+            for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
+                JsonToken v = p.nextToken();
+                switch (name) {
+                    case "index" -> c.index = p.readValueAsTree();
+                    case "delta" -> c.delta(p, v);
+                    case "finish_reason" -> {
+                        c.finishReason = v == JsonToken.VALUE_STRING ? p.getText() : null;
+                        p.skipChildren();
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+            return c;
+        }
+
+        private void delta(JsonParser p, JsonToken v) throws IOException {
+            delta = v == JsonToken.START_OBJECT;
+            reasoningContent = null;
+            reasoning = null;
+            content = null;
+            toolCalls = null;
+            if (!delta) {
+                p.skipChildren();
+                return;
+            }
+            for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
+                JsonToken t = p.nextToken();
+                switch (name) {
+                    case "reasoning_content" -> reasoningContent = text(p, t);
+                    case "reasoning" -> reasoning = text(p, t);
+                    case "content" -> content = text(p, t);
+                    case "tool_calls" -> toolCalls = t == JsonToken.START_ARRAY ? p.readValueAsTree() : skip(p);
+                    default -> p.skipChildren();
+                }
+            }
+        }
+    }
+
+    /** The string at the parser, or null (the value skipped) when it is not a string. */
+    private static String text(JsonParser p, JsonToken t) throws IOException {
+        if (t == JsonToken.VALUE_STRING) {
+            return p.getText();
+        }
+        p.skipChildren();
+        return null;
+    }
+
+    /** Skips the value at the parser; null, for a field whose value is of the wrong type. */
+    private static JsonNode skip(JsonParser p) throws IOException {
+        p.skipChildren();
+        return null;
     }
 
     private void reasoning(String piece) {

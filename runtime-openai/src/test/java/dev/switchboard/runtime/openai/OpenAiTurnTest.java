@@ -110,6 +110,42 @@ class OpenAiTurnTest {
     }
 
     @Test
+    void aChunkIsReadAsATreeWouldReadIt() throws Exception {
+        chunks("{\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"b\"}}]}",
+                "{\"choices\":[{\"delta\":{\"content\":\"skip\"},\"index\":1},{\"delta\":{\"content\":\"x\"},\"index\":0}]}",
+                "{\"choices\":[7,\"s\",[1],null,{\"index\":\"0\",\"delta\":{\"content\":\"y\"}}]}",
+                "{\"choices\":[{\"delta\":{\"content\":5,\"reasoning\":{\"a\":1}}}]}",
+                "{\"choices\":[{\"delta\":{\"content\":\"gone\"},\"delta\":[]}]}",
+                "{\"x\":{\"choices\":[{\"delta\":{\"content\":\"no\"}}]},\"choices\":[{\"delta\":{\"content\":\"z\","
+                        + "\"extra\":[{\"a\":[1,{}]}]}}],\"model\":7}",
+                "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":[1]}");
+        turn.complete();
+
+        assertThat(ctx.events(Event.TextDelta.class)).extracting(Event.TextDelta::delta).containsExactly("b", "x", "y", "z");
+        assertThat(ctx.events(Event.ReasoningStarted.class)).isEmpty();
+        assertThat(ctx.events(Event.Usage.class)).isEmpty();
+        assertThat(turn.responseModel()).isNull();
+        assertThat(turn.finished()).isTrue();
+    }
+
+    @Test
+    void anErrorAfterTheChoicesRefusesTheChunkBeforeAnythingOfItIsEmitted() {
+        assertThatThrownBy(() -> chunks("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hal\"}}],"
+                + "\"error\":{\"message\":\"overloaded\"}}"))
+                .hasMessage("the model server reported an error mid-stream: overloaded");
+        assertThat(ctx.events()).isEmpty();
+    }
+
+    @Test
+    void textAfterTheObjectIsNotJsonAndAValueThatIsNotAnObjectIsRefused() {
+        assertThatThrownBy(() -> chunks("{\"choices\":[]} x")).hasMessageStartingWith("the model server sent an event that is not JSON");
+        assertThatThrownBy(() -> chunks("{\"choices\":[]}{}")).hasMessageStartingWith("the model server sent an event that is not JSON");
+        assertThatThrownBy(() -> chunks("[1]")).hasMessage("the model server sent an event that is not a JSON object: [1]");
+        assertThatThrownBy(() -> chunks(" ")).hasMessageStartingWith("the model server sent an event that is not a JSON object");
+        assertThat(ctx.events()).isEmpty();
+    }
+
+    @Test
     void dataThatIsNotJsonIsRefusedShowingWhatCame() {
         assertThatThrownBy(() -> chunks("{\"choices\": [oops")).isInstanceOf(OpenAiTurn.Refused.class)
                 .hasMessage("the model server sent an event that is not JSON: {\"choices\": [oops");
