@@ -12,11 +12,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.WebSocketHandshakeException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -199,6 +201,37 @@ class ClusterTest {
                 }
             } finally {
                 unlock.join();
+            }
+        }
+    }
+
+    @Test
+    void aNodeThatLoadsAConversationWhoseRunOnAnotherNodeIsStoredKnowsTheRunGoesOn() throws Exception {
+        String s = session();
+        try (WsClient hai = WsClient.connect(b.port, "/ws")) {
+            List<JsonNode> asked = hai.ask(s, "generate the report").until(type("tool_approval_request"));
+            JsonNode request = asked.get(asked.size() - 1);
+            List<Long> seqs = haiSeqs(asked);
+            long cursor = seqs.get(seqs.size() - 1);
+            // The run waits for its approval, and node b has stored all of it so far, its start too:
+            // node c, which never had the conversation, reads its start from the store, not from Redis.
+            awaitStored(s, cursor);
+            // Its answer's head comes with the first event to show, once the approval is answered.
+            var reattaching = HTTP.sendAsync(HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + c.port + "/agui/threads/" + s + "/events"))
+                    .header("Last-Event-ID", Long.toString(cursor)).timeout(Duration.ofSeconds(20)).build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+            Thread.sleep(300);
+            hai.send(Json.object().put("type", "tool_approval_response")
+                    .put("approval_id", request.path("approval_id").asText()).put("approved", true).toString());
+            hai.untilCompleted();
+            HttpResponse<InputStream> reattached = reattaching.join();
+            assertThat(reattached.statusCode()).as("the run went on on node b: not \"nothing to resume\"")
+                    .isEqualTo(200);
+            try (InputStream body = reattached.body()) {
+                List<JsonNode> rest = AguiHttp.events(new String(body.readAllBytes(), StandardCharsets.UTF_8));
+                assertThat(AguiHttp.types(rest)).as("the rest of the run, on node c")
+                        .containsSubsequence("TOOL_CALL_RESULT", "RUN_FINISHED");
             }
         }
     }
@@ -394,7 +427,9 @@ class ClusterTest {
         try (WsClient hai = WsClient.connect(a.port, "/ws")) {
             hai.ask(s, "a slow answer please").until(type("assistant_message_chunk"));
             try (WsClient other = WsClient.connect(c.port, "/ws")) {
-                JsonNode refused = other.ask(s, "and another thing").until(type("error")).get(0);
+                // Refused, after the run going on from its start (a client that asks meanwhile sees it).
+                List<JsonNode> frames = other.ask(s, "and another thing").until(type("error"));
+                JsonNode refused = frames.get(frames.size() - 1);
                 assertThat(refused.path("error_code").asText()).as(refused.toString()).isEqualTo("run_in_progress");
             }
             hai.untilCompleted();

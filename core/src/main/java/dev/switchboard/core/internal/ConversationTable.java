@@ -1,6 +1,7 @@
 package dev.switchboard.core.internal;
 
 import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.Subscriber;
 import dev.switchboard.core.spi.ApprovalRecord;
@@ -95,6 +96,9 @@ public final class ConversationTable {
             fresh.messageIds = new HashSet<>();
         }
         if (cluster != null) {
+            if (rec.isPresent() && lastSeq > 0) {
+                runStoredUnfinished(fresh, lastSeq);
+            }
             cluster.attach(fresh);
         }
         ConversationState prior = conversations.putIfAbsent(id, fresh);
@@ -102,6 +106,22 @@ public final class ConversationTable {
             cluster.detach(fresh);
         }
         return prior != null ? prior : fresh;
+    }
+
+    /**
+     * In a cluster, a conversation loaded while another node runs a run of it whose start that node
+     * has stored: the bus brings this node only what follows the store's last event, so the run's
+     * start must come from the store, or this node would take the conversation for idle until the
+     * run's end arrives (a client reattaching here would be told there is nothing to resume). Its
+     * end, from its node or from the node that fails it when its node stops, clears it as any other.
+     */
+    private void runStoredUnfinished(ConversationState fresh, long lastSeq) {
+        store.lastRunBoundary(fresh.id, lastSeq).ifPresent(boundary -> {
+            if (boundary.event().kind() == Event.Kind.RUN_STARTED) {
+                fresh.newestRunStart = boundary.seq();
+                fresh.remoteRunId = boundary.runId();
+            }
+        });
     }
 
     /**
