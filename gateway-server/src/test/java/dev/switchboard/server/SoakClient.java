@@ -257,14 +257,17 @@ abstract class SoakClient implements Runnable {
 
     /**
      * The steps around the first event shown after {@code seq} (an event step reads
-     * {@code "<ms>ms <seq> <type>"}): the 30 before it and the 5 after, or the last 24 steps.
+     * {@code "<ms>ms <seq> <type>"}): the 30 before it and the 5 after, or the last 24 steps; after
+     * the kill, then every step from a second before it ({@link #traced}), since an event shown
+     * before the kill may be missed for what the client did after it (a resync drops it).
      */
     final synchronized String tracedAround(long seq) {
         List<String> steps = new ArrayList<>(history);
         for (int i = 0; i < steps.size(); i++) {
             String[] parts = steps.get(i).split(" ", 3);
             if (parts.length == 3 && parts[1].matches("\\d+") && Long.parseLong(parts[1]) > seq) {
-                return String.join(" | ", steps.subList(Math.max(0, i - 30), Math.min(steps.size(), i + 6)));
+                String around = String.join(" | ", steps.subList(Math.max(0, i - 30), Math.min(steps.size(), i + 6)));
+                return plan.killedAtMillis() < 0 ? around : around + " || " + traced();
             }
         }
         return traced();
