@@ -47,9 +47,11 @@ public final class LlmBench {
 
     /**
      * One measured point, with the gateway's CPU seconds over it and the part its JIT compilers took
-     * (NaN for the direct path).
+     * (NaN for the direct path), and the seconds the threads of the gateway (NaN for the direct path)
+     * and of this process (the clients and the model) waited for a core, ready to run.
      */
-    public record Point(LlmClient.Result result, double gatewayCpuSeconds, double gatewayJitSeconds) {
+    public record Point(LlmClient.Result result, double gatewayCpuSeconds, double gatewayJitSeconds,
+                        double gatewayWaitSeconds, double suiteWaitSeconds) {
         public String path() {
             return result.path().id;
         }
@@ -72,7 +74,21 @@ public final class LlmBench {
 
         /** Gateway CPU microseconds per token delivered. */
         public double cpuMicrosPerToken() {
-            return result.tokensReceived() == 0 ? Double.NaN : gatewayCpuSeconds * 1e6 / result.tokensReceived();
+            return perToken(gatewayCpuSeconds);
+        }
+
+        /** Microseconds the gateway's threads waited for a core, ready to run, per token delivered. */
+        public double gatewayWaitMicrosPerToken() {
+            return perToken(gatewayWaitSeconds);
+        }
+
+        /** Microseconds the clients' and the model's threads waited for a core, per token delivered. */
+        public double suiteWaitMicrosPerToken() {
+            return perToken(suiteWaitSeconds);
+        }
+
+        private double perToken(double seconds) {
+            return result.tokensReceived() == 0 ? Double.NaN : seconds * 1e6 / result.tokensReceived();
         }
 
         private static double millis(org.HdrHistogram.Histogram h, double percentile) {
@@ -186,7 +202,8 @@ public final class LlmBench {
             throw new IllegalStateException("the gateway is no longer running; see its log in " + workDir);
         }
         int port = path == LlmClient.Path.DIRECT ? model.port() : gateway.port;
-        ProcessProbe probe = ProcessProbe.watch(List.of(gateway.pid()));
+        long self = ProcessHandle.current().pid();
+        ProcessProbe probe = ProcessProbe.watch(List.of(gateway.pid(), self));
         LlmClient.Result r = client.run(path, port, clients, answers, settings.tokens(), rate, stagger,
                 settings.limit());
         Map<Long, ProcessStats> stats = probe.stop();
@@ -196,7 +213,8 @@ public final class LlmBench {
         }
         ProcessStats own = stats.get(gateway.pid());
         boolean direct = path == LlmClient.Path.DIRECT;
-        return new Point(r, direct ? Double.NaN : own.cpuSeconds(), direct ? Double.NaN : own.jitSeconds());
+        return new Point(r, direct ? Double.NaN : own.cpuSeconds(), direct ? Double.NaN : own.jitSeconds(),
+                direct ? Double.NaN : own.runQueueWaitSeconds(), stats.get(self).runQueueWaitSeconds());
     }
 
     private Point log(Point p, List<Point> earlier) {
@@ -209,10 +227,14 @@ public final class LlmBench {
                 : String.format(Locale.ROOT, " server cpu=%.1f µs/token", p.cpuMicrosPerToken());
         String jit = p.result().path() == LlmClient.Path.DIRECT ? ""
                 : String.format(Locale.ROOT, " jit=%.1fs", p.gatewayJitSeconds());
+        String waits = (p.result().path() == LlmClient.Path.DIRECT ? ""
+                : String.format(Locale.ROOT, " server runq wait=%.1f µs/token", p.gatewayWaitMicrosPerToken()))
+                + String.format(Locale.ROOT, " suite runq wait=%.1f µs/token", p.suiteWaitMicrosPerToken());
         BenchSuite.log(String.format(Locale.ROOT, "llm %-8s conc=%4d %-7s answers=%4d ttft p50=%.2f ms p99=%.2f ms%s "
-                        + "per-token p50=%.2f ms p99=%.2f ms%s errors=%d%s%s", p.path(), p.clients(),
+                        + "per-token p50=%.2f ms p99=%.2f ms%s errors=%d%s%s%s", p.path(), p.clients(),
                 p.paced() ? "paced" : "unpaced", r.answers(), p.ttftMillis(50), p.ttftMillis(99), gatewayOnly,
-                p.perTokenMillis(50), p.perTokenMillis(99), cpu, r.errors(), r.timedOut() ? " TIMED OUT" : "", jit));
+                p.perTokenMillis(50), p.perTokenMillis(99), cpu, r.errors(), r.timedOut() ? " TIMED OUT" : "", jit,
+                waits));
         return p;
     }
 }

@@ -22,6 +22,7 @@ public final class ProcessProbe {
     private final List<Long> pids;
     private final Map<Long, Long> startTicks = new HashMap<>();
     private final Map<Long, Long> startJitTicks = new HashMap<>();
+    private final Map<Long, Long> startWaitNanos = new HashMap<>();
     private final Map<Long, Long> peakRss = new HashMap<>();
     private final long machineStart;
     private final Thread sampler;
@@ -32,6 +33,7 @@ public final class ProcessProbe {
         for (long pid : pids) {
             startTicks.put(pid, cpuTicks(pid));
             startJitTicks.put(pid, jitTicks(pid));
+            startWaitNanos.put(pid, runQueueWaitNanos(pid));
             peakRss.put(pid, rssBytes(pid));
         }
         machineStart = machineBusyTicks();
@@ -74,7 +76,8 @@ public final class ProcessProbe {
             long ticks = cpuTicks(pid) - startTicks.get(pid);
             long jit = jitTicks(pid) - startJitTicks.get(pid);
             long rss = Math.max(peakRss.get(pid), rssBytes(pid));
-            out.put(pid, new ProcessStats(ticks / TICKS, rss, jit / TICKS));
+            long wait = runQueueWaitNanos(pid) - startWaitNanos.get(pid);
+            out.put(pid, new ProcessStats(ticks / TICKS, rss, jit / TICKS, wait / 1e9));
         }
         return out;
     }
@@ -121,6 +124,29 @@ public final class ProcessProbe {
             return 0;
         }
         return ticks;
+    }
+
+    /**
+     * Nanoseconds the threads of a process spent ready to run and waiting for a core, summed over its
+     * threads: the second field of each thread's {@code /proc/<pid>/task/<tid>/schedstat} (the
+     * scheduler's run delay); 0 for a process that is gone. As with {@link #jitTicks}, threads that
+     * ended take theirs with them.
+     */
+    public static long runQueueWaitNanos(long pid) {
+        long nanos = 0;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String[] f = Files.readString(task.resolve("schedstat")).strip().split(" ");
+                    nanos += Long.parseLong(f[1]);
+                } catch (IOException | RuntimeException e) {
+                    // The thread ended between the listing and the read.
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+        return nanos;
     }
 
     /**

@@ -421,22 +421,28 @@ public final class Report {
                 + "difference of percentiles). **Gateway CPU per token** is the gateway process's CPU time over the "
                 + "point (`/proc`, 10 ms ticks) over the tokens delivered, so it includes each run's own work "
                 + "(request, history, storing the run) spread over its tokens. Clients use the JDK's HTTP client; "
-                + "they and the model share the machine's cores with the gateway.");
+                + "they and the model share the machine's cores with the gateway. **Run-queue wait per token** is the "
+                + "time the threads of the gateway (and, after the slash, of the suite's process: the clients and the "
+                + "model) were ready to run and waited for a core (the scheduler's run delay, `/proc/<pid>/task/*/"
+                + "schedstat`), summed over the point, over the tokens delivered: what a busy machine adds to every "
+                + "step that must wake a thread.");
         line();
         line("| model | conversations | path | answers | TTFT p50 | TTFT p99 | added TTFT p50 | added TTFT p99 "
-                + "| per-token p50 | per-token p99 | gateway CPU per token | errors |");
-        line("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + "| per-token p50 | per-token p99 | gateway CPU per token | errors | run-queue wait per token |");
+        line("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (LlmBench.Point p : l.points()) {
             boolean direct = p.result().path() == LlmClient.Path.DIRECT;
             line(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.2f ms | %.2f ms | %s | %s | %.2f ms | %.2f ms "
-                            + "| %s | %d%s |",
+                            + "| %s | %d%s | %s |",
                     p.paced() ? String.format(Locale.ROOT, "%.0f tokens/s", p.result().tokensPerSecond()) : "unpaced",
                     p.clients(), p.path(), p.result().answers(), p.ttftMillis(50), p.ttftMillis(99),
                     direct ? "—" : String.format(Locale.ROOT, "%+.2f ms", l.addedTtftMillis(p, 50)),
                     direct ? "—" : String.format(Locale.ROOT, "%+.2f ms", l.addedTtftMillis(p, 99)),
                     p.perTokenMillis(50), p.perTokenMillis(99),
                     direct ? "—" : String.format(Locale.ROOT, "%.1f µs", p.cpuMicrosPerToken()),
-                    p.result().errors(), p.result().timedOut() ? " (time limit)" : ""));
+                    p.result().errors(), p.result().timedOut() ? " (time limit)" : "",
+                    (direct ? "—" : String.format(Locale.ROOT, "%.1f µs", p.gatewayWaitMicrosPerToken()))
+                            + String.format(Locale.ROOT, " / %.1f µs", p.suiteWaitMicrosPerToken())));
         }
         line();
     }
