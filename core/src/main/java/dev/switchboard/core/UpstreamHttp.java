@@ -33,6 +33,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 
 /**
  * Reads an upstream's HTTP answers with the JDK {@link java.net.http.HttpClient} without holding
@@ -303,6 +304,24 @@ public final class UpstreamHttp {
                 watchdog.cancel(false);
             }
         }
+    }
+
+    /** An IPv4 address in dotted decimal, as a URL's host may be. */
+    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+
+    /**
+     * Whether the JDK's client reaches {@code url}'s host without a name lookup on the thread that
+     * sends the request: the host is an address (IPv4, or IPv6 in brackets) or {@code localhost},
+     * which the hosts file answers. For any other name the client may ask the resolver on the
+     * sending thread when it opens a connection (the JVM caches an answer for some 30 s), which can
+     * take as long as the resolver does.
+     */
+    public static boolean needsNoLookup(URI url) {
+        String host = url.getHost();
+        if (host == null) {
+            return false;
+        }
+        return host.startsWith("[") || IPV4.matcher(host).matches() || host.equalsIgnoreCase("localhost");
     }
 
     /**

@@ -188,4 +188,16 @@ class UpstreamHttpTest {
 
         assertThat(body.getBody().toCompletableFuture().get(1, TimeUnit.SECONDS)).isEqualTo("abcde");
     }
+
+    @Test
+    void anAddressOrLocalhostNeedsNoLookupAndANameDoes() {
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("http://127.0.0.1:11434/v1/chat/completions"))).isTrue();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("https://10.1.2.3/v1/chat/completions"))).isTrue();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("http://[::1]:8000/v1/chat/completions"))).isTrue();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("http://LocalHost:8000/v1/chat/completions"))).isTrue();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("https://api.openai.com/v1/chat/completions"))).isFalse();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("http://localhost.example:8000/v1"))).isFalse();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("http://1.2.3.4.example/v1"))).isFalse();
+        assertThat(UpstreamHttp.needsNoLookup(URI.create("http://model-server:8000/v1"))).isFalse();
+    }
 }

@@ -78,9 +78,18 @@ public final class RecordingRunContext implements RunContext {
         return end.isDone();
     }
 
+    /** The thread that read the history last; null before any did. */
+    private volatile Thread historyReader;
+
     @Override
     public List<InputMessage> history() {
+        historyReader = Thread.currentThread();
         return history;
+    }
+
+    /** The thread that read the history last; null before any did. */
+    public Thread historyReader() {
+        return historyReader;
     }
 
     /** The events emitted so far. */

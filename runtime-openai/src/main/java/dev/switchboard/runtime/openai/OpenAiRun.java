@@ -66,12 +66,24 @@ final class OpenAiRun implements RunHandle {
         }
     }
 
+    /**
+     * Reads the history and sends the first request to the model: on the calling thread (the hub's
+     * worker that started the run, which may read the store) when the model's host needs no name
+     * lookup, since nothing there waits on the network then and the hop to the runtime's pool cost
+     * some 0.4-0.6 ms of time to first token at one conversation (bench/NOTES.md); on the pool for a
+     * named host, whose lookup could hold the hub's worker, and whose network time dwarfs the hop.
+     */
     void start() {
-        runtime.client.executor.execute(guarded(() -> {
+        Runnable first = guarded(() -> {
             conversation.addAll(ctx.history());
             conversation.addAll(request.messages());
             turn();
-        }));
+        });
+        if (runtime.sendsFromCaller) {
+            first.run();
+        } else {
+            runtime.client.executor.execute(first);
+        }
     }
 
     /**
