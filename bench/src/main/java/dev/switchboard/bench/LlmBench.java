@@ -18,6 +18,13 @@ public final class LlmBench {
     /** Warm-ups at most; each of a paced and an unpaced pass (see {@link #warm}). */
     private static final int MAX_WARM_RUNS = 4;
     /**
+     * Answers of {@value #WARM_RUN_TOKENS} tokens each gateway path gives first in the warm-up, so that
+     * the code of a run's start and end, which runs once an answer, is compiled as a gateway that has
+     * served for a while has it (see {@link #warm}).
+     */
+    private static final int WARM_RUN_STARTS = 6_000;
+    static final int WARM_RUN_TOKENS = 2;
+    /**
      * What to run: the concurrencies, tokens per answer, and at each concurrency an unpaced point of
      * at least {@code minAnswers} answers and {@code rounds} per conversation, then a paced point of
      * at least {@code pacedMinAnswers} answers and {@code pacedRounds} per conversation.
@@ -171,6 +178,16 @@ public final class LlmBench {
     private void warm(LlmClient client, ScriptedModel model, ServerProcess gateway, double rate, Duration answer)
             throws InterruptedException {
         int most = settings.maxConcurrency();
+        // A run's start, its model request and its end run once an answer: the passes below, of whole
+        // answers, run them some 1,200 times a path, short of what C2 compiles (bench/NOTES.md, "A run's
+        // start runs cold in the phase"). Short answers run them often at little cost first.
+        model.script(WARM_RUN_TOKENS, 0);
+        int perClient = warmRunStarts(settings) / most;
+        for (LlmClient.Path path : LlmClient.Path.values()) {
+            if (path != LlmClient.Path.DIRECT) {
+                client.run(path, gateway.port, most, perClient, WARM_RUN_TOKENS, 0, Duration.ZERO, settings.limit());
+            }
+        }
         for (int i = 1; i <= MAX_WARM_RUNS; i++) {
             double cpu = 0;
             double jit = 0;
@@ -194,6 +211,12 @@ public final class LlmBench {
             BenchSuite.log(String.format(Locale.ROOT, "  llm gateway at %d conversations: JIT %.1f of %.1f s CPU, "
                     + "warming again", most, jit, cpu));
         }
+    }
+
+    /** The short answers each gateway path gives first in the warm-up: {@value #WARM_RUN_STARTS}, fewer in a smoke run. */
+    static int warmRunStarts(Settings settings) {
+        int most = settings.maxConcurrency();
+        return most * Math.max(1, Math.min(WARM_RUN_STARTS / most, settings.answersPerClient(most) * 30));
     }
 
     private Point measure(LlmClient client, ScriptedModel model, ServerProcess gateway, LlmClient.Path path,

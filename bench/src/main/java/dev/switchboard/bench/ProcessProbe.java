@@ -22,7 +22,7 @@ public final class ProcessProbe {
     private final List<Long> pids;
     private final Map<Long, Long> startTicks = new HashMap<>();
     private final Map<Long, Long> startJitTicks = new HashMap<>();
-    private final Map<Long, Long> startWaitNanos = new HashMap<>();
+    private final Map<Long, Map<String, Long>> startWaits = new HashMap<>();
     private final Map<Long, Long> peakRss = new HashMap<>();
     private final long machineStart;
     private final Thread sampler;
@@ -33,7 +33,7 @@ public final class ProcessProbe {
         for (long pid : pids) {
             startTicks.put(pid, cpuTicks(pid));
             startJitTicks.put(pid, jitTicks(pid));
-            startWaitNanos.put(pid, runQueueWaitNanos(pid));
+            startWaits.put(pid, runQueueWaits(pid));
             peakRss.put(pid, rssBytes(pid));
         }
         machineStart = machineBusyTicks();
@@ -76,7 +76,7 @@ public final class ProcessProbe {
             long ticks = cpuTicks(pid) - startTicks.get(pid);
             long jit = jitTicks(pid) - startJitTicks.get(pid);
             long rss = Math.max(peakRss.get(pid), rssBytes(pid));
-            long wait = runQueueWaitNanos(pid) - startWaitNanos.get(pid);
+            long wait = runQueueWaitNanosSince(pid, startWaits.get(pid));
             out.put(pid, new ProcessStats(ticks / TICKS, rss, jit / TICKS, wait / 1e9));
         }
         return out;
@@ -127,24 +127,37 @@ public final class ProcessProbe {
     }
 
     /**
-     * Nanoseconds the threads of a process spent ready to run and waiting for a core, summed over its
-     * threads: the second field of each thread's {@code /proc/<pid>/task/<tid>/schedstat} (the
-     * scheduler's run delay); 0 for a process that is gone. As with {@link #jitTicks}, threads that
-     * ended take theirs with them.
+     * The run delay of each thread of a process, by thread id: the nanoseconds it spent ready to run
+     * and waiting for a core, the second field of its {@code /proc/<pid>/task/<tid>/schedstat}; empty
+     * for a process that is gone.
      */
-    public static long runQueueWaitNanos(long pid) {
-        long nanos = 0;
+    static Map<String, Long> runQueueWaits(long pid) {
+        Map<String, Long> waits = new HashMap<>();
         try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
             for (Path task : (Iterable<Path>) tasks::iterator) {
                 try {
                     String[] f = Files.readString(task.resolve("schedstat")).strip().split(" ");
-                    nanos += Long.parseLong(f[1]);
+                    waits.put(task.getFileName().toString(), Long.parseLong(f[1]));
                 } catch (IOException | RuntimeException e) {
                     // The thread ended between the listing and the read.
                 }
             }
         } catch (IOException | RuntimeException e) {
-            return 0;
+            return Map.of();
+        }
+        return waits;
+    }
+
+    /**
+     * Nanoseconds the threads of a process waited for a core since {@code before} (its
+     * {@link #runQueueWaits} then): each thread alive now, less what it had waited then (a thread
+     * started since counts whole). A thread that ended meanwhile takes its wait with it, so this
+     * counts short when threads come and go.
+     */
+    static long runQueueWaitNanosSince(long pid, Map<String, Long> before) {
+        long nanos = 0;
+        for (Map.Entry<String, Long> t : runQueueWaits(pid).entrySet()) {
+            nanos += Math.max(0, t.getValue() - before.getOrDefault(t.getKey(), 0L));
         }
         return nanos;
     }

@@ -409,8 +409,11 @@ public final class Report {
                 + "conversations start at once (at least %d answers or %d rounds a point); paced, it writes %.0f "
                 + "tokens/s (at least %d answers or %d rounds a point) and several conversations start at random "
                 + "within one answer's time, so that from their second answer on all stream at once. Every path is "
-                + "warmed up first at %d conversations.", s.tokens(), s.minAnswers(), s.rounds(),
-                s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency()));
+                + "warmed up first at %d conversations, the gateway's paths first with up to %d answers of %d "
+                + "tokens each (a run's start and end run once an answer; a gateway that has served a while has "
+                + "them compiled).", s.tokens(), s.minAnswers(), s.rounds(),
+                s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency(),
+                LlmBench.warmRunStarts(s), LlmBench.WARM_RUN_TOKENS));
         line();
         line("**One clock.** The model server and the clients share the suite's JVM and the gateway is a child "
                 + "process, so one clock (`System.nanoTime()` there) times everything: each token's text is the time "
