@@ -31,6 +31,8 @@ public final class RecordingRunContext implements RunContext {
     private final List<Event> events = new ArrayList<>();
     private final BlockingQueue<Asked> approvals = new LinkedBlockingQueue<>();
     private final CompletableFuture<Event> end = new CompletableFuture<>();
+    /** The thread that read the history last; null before any did. */
+    private volatile Thread historyReader;
 
     public RecordingRunContext(List<InputMessage> history) {
         this.history = List.copyOf(history);
@@ -77,9 +79,6 @@ public final class RecordingRunContext implements RunContext {
     public boolean isDone() {
         return end.isDone();
     }
-
-    /** The thread that read the history last; null before any did. */
-    private volatile Thread historyReader;
 
     @Override
     public List<InputMessage> history() {
