@@ -192,10 +192,7 @@ final class OpenAiTurn {
                         error = v != JsonToken.VALUE_NULL;
                         p.skipChildren();
                     }
-                    case "model" -> {
-                        model = v == JsonToken.VALUE_STRING ? p.getText() : null;
-                        p.skipChildren();
-                    }
+                    case "model" -> model = text(p, v);
                     case "usage" -> usage = v == JsonToken.START_OBJECT ? p.readValueAsTree() : skip(p);
                     case "choices" -> {
                         if (v == JsonToken.START_ARRAY) {
@@ -239,10 +236,7 @@ final class OpenAiTurn {
                 switch (name) {
                     case "index" -> c.index = p.readValueAsTree();
                     case "delta" -> c.delta(p, v);
-                    case "finish_reason" -> {
-                        c.finishReason = v == JsonToken.VALUE_STRING ? p.getText() : null;
-                        p.skipChildren();
-                    }
+                    case "finish_reason" -> c.finishReason = text(p, v);
                     default -> p.skipChildren();
                 }
             }
