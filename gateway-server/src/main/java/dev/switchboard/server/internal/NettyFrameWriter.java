@@ -17,6 +17,10 @@ import java.util.function.Consumer;
  * sink that queues it on the channel (unflushed: the caller flushes once per batch). Public only
  * for the codec benchmarks, which measure the gateway's own writer.
  *
+ * <p>A writer may be given its frames' buffers instead ({@link Buffers}): a sink that copies each
+ * frame on where it goes then reuses two buffers for every frame rather than taking one from the
+ * pool and giving it back.
+ *
  * <p>The generator belongs to the thread, not the writer: every writer on an event loop shares
  * its one generator, pointed at a frame's buffer from {@link #begin()} to {@link #end()} and
  * flushed, not closed, at the end. So no frame creates a generator and no idle connection holds
@@ -39,6 +43,7 @@ public final class NettyFrameWriter implements FrameWriter {
     private byte[] prefix;
     private final byte[] suffix;
     private final Consumer<ByteBuf> sink;
+    private final Buffers buffers;
     /** The frame being written and its thread's output, between begin and end. */
     private ByteBuf buf;
     private FrameOutput output;
@@ -54,11 +59,38 @@ public final class NettyFrameWriter implements FrameWriter {
      */
     public NettyFrameWriter(ChannelHandlerContext ctx, int headroom, byte[] prefix, byte[] suffix,
                             Consumer<ByteBuf> sink) {
+        this(ctx, headroom, prefix, suffix, sink, null);
+    }
+
+    /** With each frame written into a buffer {@code buffers} gives (null: a new pooled buffer). */
+    NettyFrameWriter(ChannelHandlerContext ctx, int headroom, byte[] prefix, byte[] suffix,
+                     Consumer<ByteBuf> sink, Buffers buffers) {
         this.ctx = ctx;
         this.headroom = headroom;
         this.prefix = prefix;
         this.suffix = suffix;
         this.sink = sink;
+        this.buffers = buffers;
+    }
+
+    /**
+     * Where the frames of a writer are written when not into a new pooled buffer each: the sink
+     * is handed a buffer it does not own, to copy before it takes the next frame.
+     */
+    interface Buffers {
+        /** An empty buffer of at least this capacity for the next frame. */
+        ByteBuf take(int capacity);
+    }
+
+    private ByteBuf newFrame(int capacity) {
+        return buffers == null ? ctx.alloc().buffer(capacity) : buffers.take(capacity);
+    }
+
+    /** Gives back a frame the sink will not get: released when it was the pool's. */
+    private void drop(ByteBuf frame) {
+        if (buffers == null) {
+            frame.release();
+        }
     }
 
     @Override
@@ -71,13 +103,13 @@ public final class NettyFrameWriter implements FrameWriter {
             out = new FrameOutput();
             OUTPUT.set(out);
         }
-        ByteBuf frame = ctx.alloc().buffer(256);
+        ByteBuf frame = newFrame(256);
         frame.setIndex(headroom, headroom).writeBytes(prefix);
         JsonGenerator generator;
         try {
             generator = out.open(frame);
         } catch (IOException | RuntimeException e) {
-            frame.release();
+            drop(frame);
             throw e;
         }
         buf = frame;
@@ -97,7 +129,7 @@ public final class NettyFrameWriter implements FrameWriter {
         try {
             out.finish();
         } catch (IOException | RuntimeException e) {
-            frame.release();
+            drop(frame);
             throw e;
         }
         sink.accept(frame.writeBytes(suffix));
@@ -108,7 +140,7 @@ public final class NettyFrameWriter implements FrameWriter {
         if (buf != null) {
             throw new IllegalStateException("frame() inside an open frame");
         }
-        ByteBuf frame = ctx.alloc().buffer(headroom + prefix.length + length + suffix.length + TAILROOM);
+        ByteBuf frame = newFrame(headroom + prefix.length + length + suffix.length + TAILROOM);
         frame.setIndex(headroom, headroom);
         sink.accept(frame.writeBytes(prefix).writeBytes(json, offset, length).writeBytes(suffix));
     }
@@ -124,7 +156,7 @@ public final class NettyFrameWriter implements FrameWriter {
      */
     void abort() {
         if (buf != null) {
-            buf.release();
+            drop(buf);
             buf = null;
             output = null;
         }

@@ -36,6 +36,8 @@ final class Outbox {
     private final Consumer<Envelope> encoder;
     private final Consumer<Envelope> primer;
     private final Consumer<GatewayError> refuser;
+    /** Ends a drain that wrote: flushes the channel (after handing it what the encoder holds back). */
+    private final Runnable flusher;
     private final Runnable drainTask = this::drain;
     private ChannelHandlerContext ctx;
     /** Where the events and bytes written are counted; set once the dialect is known. */
@@ -61,11 +63,21 @@ final class Outbox {
      */
     Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder, Consumer<Envelope> primer,
            Consumer<GatewayError> refuser) {
+        this(maxEvents, maxBytes, encoder, primer, refuser, null);
+    }
+
+    /**
+     * With {@code flusher} run at the end of a drain that wrote, in place of flushing the channel:
+     * for an encoder that gathers a drain's frames before it hands them to the channel.
+     */
+    Outbox(int maxEvents, long maxBytes, Consumer<Envelope> encoder, Consumer<Envelope> primer,
+           Consumer<GatewayError> refuser, Runnable flusher) {
         this.maxEvents = maxEvents;
         this.maxBytes = maxBytes;
         this.encoder = encoder;
         this.primer = primer;
         this.refuser = refuser;
+        this.flusher = flusher;
     }
 
     /** Events the client was shown before it resumed (see Subscriber.prime); outside the bounds. */
@@ -172,7 +184,11 @@ final class Outbox {
                 delivery.bytes().increment(written);
             }
             written = 0;
-            ctx.flush();
+            if (flusher != null) {
+                flusher.run();
+            } else {
+                ctx.flush();
+            }
         }
     }
 

@@ -1,11 +1,28 @@
 package dev.switchboard.server.internal;
 
+import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.Envelope;
+import dev.switchboard.core.Event;
+import dev.switchboard.core.InMemoryConversationStore;
+import dev.switchboard.core.Principal;
+import dev.switchboard.core.spi.AdapterContext;
+import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.Cursors;
+import dev.switchboard.core.spi.RunContext;
+import dev.switchboard.core.spi.RunHandle;
+import dev.switchboard.core.spi.RunRequest;
+import dev.switchboard.core.spi.WireAdapterProvider;
+import dev.switchboard.server.Plugins;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,5 +58,84 @@ class WebSocketConnectionTest {
     void aFrameThatIsNotAnObjectIsLeftAsItIs() {
         assertThat(withCursor("[1,2]", Cursors.Style.FIELD, 3)).isEqualTo("[1,2]");
         assertThat(withCursor("", Cursors.Style.FIELD, 3)).isEmpty();
+    }
+
+    /** Each text frame's payload in {@code wire}, checking that each is one final, unmasked text frame with the shortest length. */
+    private static List<String> textFrames(ByteBuf wire) {
+        List<String> frames = new ArrayList<>();
+        while (wire.isReadable()) {
+            assertThat((int) wire.readUnsignedByte()).as("FIN and text opcode").isEqualTo(0x81);
+            int length = wire.readUnsignedByte() & 0xFF;
+            if (length == 126) {
+                length = wire.readUnsignedShort();
+                assertThat(length).as("a 16-bit length only from 126 on").isGreaterThanOrEqualTo(126);
+            } else {
+                assertThat(length).as("no mask, no 64-bit length here").isLessThan(126);
+            }
+            frames.add(wire.readCharSequence(length, StandardCharsets.UTF_8).toString());
+        }
+        return frames;
+    }
+
+    @Test
+    void aDrainsFramesLeaveAsOneBufferAndOnlyEachEventsLastFrameCarriesItsCursor() {
+        AgentRuntime runtime = new AgentRuntime() {
+            @Override
+            public String id() {
+                return "none";
+            }
+
+            @Override
+            public RunHandle start(RunRequest request, RunContext context) {
+                throw new UnsupportedOperationException("no runs here");
+            }
+        };
+        AdapterRegistry adapters = new AdapterRegistry(Plugins.builtIn().providers(WireAdapterProvider.class),
+                AdapterContext.defaults());
+        try (ConversationHub hub = ConversationHub.builder().store(new InMemoryConversationStore()).runtime(runtime)
+                .build()) {
+            WebSocketConnection conn = new WebSocketConnection(hub, adapters, "/agui", Map.of(), Principal.ANONYMOUS,
+                    "client", adapters.all().get("agui"), 1000, 1 << 20, new ServerMetrics(new SimpleMeterRegistry()),
+                    null);
+            EmbeddedChannel channel = new EmbeddedChannel(conn);
+            try {
+                conn.opened();
+                for (Object opening; (opening = channel.readOutbound()) != null; ) {
+                    ((ByteBuf) opening).release();
+                }
+                String longText = "x".repeat(300);
+                List<Event> events = List.of(new Event.RunStarted(null),
+                        new Event.MessageStarted("msg_1", dev.switchboard.core.Role.ASSISTANT),
+                        new Event.TextDelta("msg_1", "short"),
+                        new Event.TextDelta("msg_1", longText));
+                for (int i = 0; i < events.size(); i++) {
+                    assertThat(conn.deliver(new Envelope("conv_1", "run_1", i + 1, 0, events.get(i)))).isTrue();
+                }
+                channel.runPendingTasks();
+
+                ByteBuf wire = channel.readOutbound();
+                assertThat(wire).as("the drain's frames").isNotNull();
+                assertThat((Object) channel.readOutbound()).as("one buffer for the whole drain").isNull();
+                List<String> frames;
+                try {
+                    frames = textFrames(wire);
+                } finally {
+                    wire.release();
+                }
+                assertThat(frames).hasSizeGreaterThanOrEqualTo(events.size());
+                List<String> cursors = new ArrayList<>();
+                for (String f : frames) {
+                    assertThat(f).startsWith("{").endsWith("}");
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"seq\":(\\d+)").matcher(f);
+                    cursors.add(m.find() ? m.group(1) : null);
+                }
+                // The last frame carries the last event's cursor; every cursor appears once, in order.
+                assertThat(cursors.get(cursors.size() - 1)).isEqualTo(Integer.toString(events.size()));
+                assertThat(cursors.stream().filter(c -> c != null).toList()).containsExactly("1", "2", "3", "4");
+                assertThat(frames.get(frames.size() - 1)).contains(longText);
+            } finally {
+                channel.finishAndReleaseAll();
+            }
+        }
     }
 }
