@@ -5,13 +5,11 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.InMemoryConversationStore;
 import dev.switchboard.core.Principal;
+import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.AdapterContext;
-import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.Cursors;
-import dev.switchboard.core.spi.RunContext;
-import dev.switchboard.core.spi.RunHandle;
-import dev.switchboard.core.spi.RunRequest;
 import dev.switchboard.core.spi.WireAdapterProvider;
+import dev.switchboard.core.testing.FinishingRuntime;
 import dev.switchboard.server.Plugins;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBuf;
@@ -23,10 +21,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class WebSocketConnectionTest {
+    private static final Pattern SEQ = Pattern.compile("\"seq\":(\\d+)");
 
     private static String withCursor(String frame, Cursors.Style style, long seq) {
         ByteBuf buf = Unpooled.buffer(frame.length()).writeBytes(frame.getBytes(StandardCharsets.UTF_8));
@@ -79,21 +80,10 @@ class WebSocketConnectionTest {
 
     @Test
     void aDrainsFramesLeaveAsOneBufferAndOnlyEachEventsLastFrameCarriesItsCursor() {
-        AgentRuntime runtime = new AgentRuntime() {
-            @Override
-            public String id() {
-                return "none";
-            }
-
-            @Override
-            public RunHandle start(RunRequest request, RunContext context) {
-                throw new UnsupportedOperationException("no runs here");
-            }
-        };
         AdapterRegistry adapters = new AdapterRegistry(Plugins.builtIn().providers(WireAdapterProvider.class),
                 AdapterContext.defaults());
-        try (ConversationHub hub = ConversationHub.builder().store(new InMemoryConversationStore()).runtime(runtime)
-                .build()) {
+        try (ConversationHub hub = ConversationHub.builder().store(new InMemoryConversationStore())
+                .runtime(new FinishingRuntime()).build()) {
             WebSocketConnection conn = new WebSocketConnection(hub, adapters, "/agui", Map.of(), Principal.ANONYMOUS,
                     "client", adapters.all().get("agui"), 1000, 1 << 20, new ServerMetrics(new SimpleMeterRegistry()),
                     null);
@@ -105,7 +95,7 @@ class WebSocketConnectionTest {
                 }
                 String longText = "x".repeat(300);
                 List<Event> events = List.of(new Event.RunStarted(null),
-                        new Event.MessageStarted("msg_1", dev.switchboard.core.Role.ASSISTANT),
+                        new Event.MessageStarted("msg_1", Role.ASSISTANT),
                         new Event.TextDelta("msg_1", "short"),
                         new Event.TextDelta("msg_1", longText),
                         // A whole message no delta of which was shown: three frames, start, content and end.
@@ -127,7 +117,7 @@ class WebSocketConnectionTest {
                 List<String> cursors = new ArrayList<>();
                 for (String f : frames) {
                     assertThat(f).startsWith("{").endsWith("}");
-                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"seq\":(\\d+)").matcher(f);
+                    Matcher m = SEQ.matcher(f);
                     cursors.add(m.find() ? m.group(1) : null);
                 }
                 // The run's start is two frames (RUN_STARTED and its status), the whole message three; each
