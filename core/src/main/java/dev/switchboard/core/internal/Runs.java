@@ -33,6 +33,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -60,12 +61,20 @@ public final class Runs {
     final ClusterLink cluster;
     final HubMetrics metrics;
     final HubTraces traces;
-    private static final int HOLD_ATTEMPTS = 4;
     /**
-     * Some 3 s of asking: a writer lets go once its run's events are stored, which a PostgreSQL
-     * commit that stalls (a checkpoint, a busy disk) can hold up past 1.5 s.
+     * How long a run asked for waits for the lease while this node knows of a run going on there,
+     * reading what the cluster has every {@link #CATCH_UP_EVERY_MS}: its client may have seen that
+     * run end on its node before the end reached Redis, which a node whose threads wait for a core
+     * publishes some hundreds of milliseconds late.
      */
-    private static final int HOLD_ATTEMPTS_AFTER_A_RUN = 61;
+    private static final long WAIT_WHILE_A_RUN_GOES_ON_MS = 1_000;
+    private static final long CATCH_UP_EVERY_MS = 200;
+    /**
+     * How long it waits once no run is going on there: a writer lets go once its run's events are
+     * stored, and under the cluster soak PostgreSQL took up to 2.7 s for one write, so a run's last
+     * events that queued behind such a write are stored up to twice that after its client saw them.
+     */
+    private static final long WAIT_AFTER_A_RUN_MS = 6_000;
     private static final long HOLD_PAUSE_MS = 50;
     private volatile boolean shuttingDown;
 
@@ -195,30 +204,28 @@ public final class Runs {
     }
 
     /**
-     * Holds the conversation's lease, asking again a few times over some 150 ms (and, when the run
-     * this node knows of is still going on then, once more after reading what the cluster has), or
-     * over some 3 s while this node knows of no run going on there: a run that just ended on another
-     * node lets its lease go only once its last events are published and stored, which a busy cluster
-     * takes longer than 150 ms to do after its client saw the run end.
+     * Holds the conversation's lease, asking every 50 ms: for up to {@link #WAIT_WHILE_A_RUN_GOES_ON_MS}
+     * while this node knows of a run going on there (reading what the cluster has meanwhile, as that
+     * run may have ended), and up to {@link #WAIT_AFTER_A_RUN_MS} in all once it knows of none: a run
+     * that just ended on another node lets its lease go only once its last events are published and
+     * stored.
      */
     private boolean holdSoon(ConversationState c) {
-        boolean caughtUp = false;
-        for (int attempt = 0; ; attempt++) {
-            if (cluster.hold(c)) {
-                return true;
-            }
+        long start = System.nanoTime();
+        long caughtUpAt = start;
+        while (!cluster.hold(c)) {
             boolean runGoingOn;
             synchronized (c) {
                 runGoingOn = c.remoteRunId != null;
             }
-            if (attempt >= (runGoingOn ? HOLD_ATTEMPTS : HOLD_ATTEMPTS_AFTER_A_RUN) - 1) {
-                if (!runGoingOn || caughtUp) {
-                    return false;
-                }
-                // The client may have seen the run end on another node before this one heard of it:
-                // read what the cluster has, then wait as after a run if it did end.
+            long now = System.nanoTime();
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(now - start);
+            if (waitedMs >= (runGoingOn ? WAIT_WHILE_A_RUN_GOES_ON_MS : WAIT_AFTER_A_RUN_MS)) {
+                return false;
+            }
+            if (runGoingOn && TimeUnit.NANOSECONDS.toMillis(now - caughtUpAt) >= CATCH_UP_EVERY_MS) {
                 cluster.catchUpQuietly(c);
-                caughtUp = true;
+                caughtUpAt = System.nanoTime();
                 continue;
             }
             try {
@@ -228,6 +235,7 @@ public final class Runs {
                 return false;
             }
         }
+        return true;
     }
 
     /** Starts the run unless refused (the subscriber told why); true when it started. */
