@@ -56,6 +56,15 @@ public final class StoreWriter {
      * reservations and the resume rule make good (the README's crash recovery).
      */
     private static final long LINGER_NANOS = 100_000_000;
+    /**
+     * The least time from one commit to the next while writes trickle in (fewer than {@link #BUSY}
+     * queued): the writes that come meanwhile wait, asleep, and commit together. A hundred LLM answers
+     * streaming at 50 tokens a second each gave the writer a few tokens a commit, and every commit
+     * writes whole pages to the log and takes the file's locks; the writer was then over a third of
+     * the gateway's CPU, some 57 µs a token. A write after a quiet spell still commits at once, and
+     * an action (someone waits for what is queued to be stored) wakes the writer.
+     */
+    private static final long SPACING_NANOS = 5_000_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
     private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fence of a write that carries none (see {@link Sink#batch}). */
@@ -141,17 +150,25 @@ public final class StoreWriter {
     private final StoreBatch batch = new StoreBatch();
     private final List<Runnable> afterCommit = new ArrayList<>();
     private final long lingerNanos;
+    private final long spacingNanos;
+    /** When the last commit ended ({@link System#nanoTime}); only on the writer's thread. */
+    private long committedAt;
     private volatile boolean stopped;
 
     public StoreWriter(ConversationStore store, HubMetrics metrics) {
-        this(store, metrics, LINGER_NANOS);
+        this(store, metrics, LINGER_NANOS, SPACING_NANOS);
     }
 
-    /** With how long a busy batch waits for more ({@link #LINGER_NANOS} but in tests). */
-    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos) {
+    /**
+     * With how long a busy batch waits for more, and the least time between commits while writes
+     * trickle in ({@link #LINGER_NANOS} and {@link #SPACING_NANOS} but in tests).
+     */
+    StoreWriter(ConversationStore store, HubMetrics metrics, long lingerNanos, long spacingNanos) {
         this.store = store;
         this.metrics = metrics;
         this.lingerNanos = lingerNanos;
+        this.spacingNanos = spacingNanos;
+        this.committedAt = System.nanoTime() - spacingNanos;
         this.thread = new Thread(this::loop, "switchboard-store-writer");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -200,6 +217,8 @@ public final class StoreWriter {
      */
     public void run(Runnable action) {
         queue.add(new Action(action));
+        // It may be asleep between commits (see space).
+        LockSupport.unpark(thread);
         if (stopped) {
             // The loop may have missed it: whoever removes it runs it, once.
             Op op;
@@ -215,6 +234,7 @@ public final class StoreWriter {
     public CompletableFuture<Void> stop() {
         CompletableFuture<Void> done = new CompletableFuture<>();
         queue.add(new Stop(done));
+        LockSupport.unpark(thread);
         return done;
     }
 
@@ -229,8 +249,12 @@ public final class StoreWriter {
                 ops.removeIf(op -> op instanceof Action || op instanceof Stop);
             }
             queue.drainTo(ops);
-            if (queuedWrites.get() >= BUSY && !awaited(ops, 0)) {
-                linger(ops);
+            if (!awaited(ops, 0)) {
+                if (queuedWrites.get() >= BUSY) {
+                    linger(ops);
+                } else {
+                    space(ops);
+                }
             }
             for (int i = 0; i < ops.size(); i++) {
                 Op op = ops.get(i);
@@ -304,6 +328,28 @@ public final class StoreWriter {
         }
     }
 
+    /**
+     * Sleeps until {@link #spacingNanos} after the last commit, unless an action or a stop comes
+     * (either wakes the writer) or the writes queued reach {@link #BUSY}, adding what is queued
+     * meanwhile. It sleeps rather than waits on the queue, so the writes that come meanwhile cost
+     * their producers no wake-up of this thread.
+     */
+    private void space(List<Op> ops) {
+        long left;
+        while ((left = committedAt + spacingNanos - System.nanoTime()) > 0 && queuedWrites.get() < BUSY) {
+            LockSupport.parkNanos(this, left);
+            if (Thread.currentThread().isInterrupted()) {
+                // Seen at the end of this batch, which is committed first.
+                return;
+            }
+            int from = ops.size();
+            queue.drainTo(ops);
+            if (awaited(ops, from)) {
+                return;
+            }
+        }
+    }
+
     /** Whether an op from {@code from} on is an action or a stop: someone waits for what is queued to be stored. */
     private static boolean awaited(List<Op> ops, int from) {
         for (int i = from; i < ops.size(); i++) {
@@ -319,7 +365,8 @@ public final class StoreWriter {
             try {
                 long start = System.nanoTime();
                 store.write(batch);
-                long took = System.nanoTime() - start;
+                committedAt = System.nanoTime();
+                long took = committedAt - start;
                 metrics.stored(batch.messages().size() + batch.events().size() + batch.approvals().size(), took);
                 if (took > SLOW_WRITE_NANOS) {
                     // Everything queued behind it waited as long: in a cluster, the leases of runs that ended meanwhile.

@@ -18,10 +18,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Group commit: a batch that found the writer busy waits for more writes; a quiet write commits at once. */
+/**
+ * Group commit: a batch that found the writer busy waits for more writes; writes that trickle in are
+ * committed some time apart; a quiet write commits at once.
+ */
 class StoreWriterTest {
     /** Long enough that no scheduling delay of a busy machine looks like the end of the wait. */
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(3);
+    /** As long, for the tests of the spacing between commits; the others take the gateway's. */
+    private static final long LONG_SPACING_NANOS = TimeUnit.SECONDS.toNanos(3);
 
     private final List<Integer> batches = new CopyOnWriteArrayList<>();
     private final AtomicInteger filled = new AtomicInteger();
@@ -42,7 +47,8 @@ class StoreWriterTest {
                     throw e.getCause();
                 }
             });
-    private final StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS);
+    private final StoreWriter writer = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
+            TimeUnit.MILLISECONDS.toNanos(5));
     private int conversations;
 
     @AfterEach
@@ -163,6 +169,54 @@ class StoreWriterTest {
         assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(batches).as("the fence's change commits what came before it").containsExactly(1, 2, 1);
         assertThat(source.committed).hasValue(3);
+    }
+
+    @Test
+    void writesThatTrickleInRightAfterACommitWaitForTheSpacingAndCommitTogether() throws Exception {
+        firstWriteMayEnd.countDown();
+        StoreWriter spaced = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
+                LONG_SPACING_NANOS);
+        try {
+            CountDownLatch first = new CountDownLatch(1);
+            long start = System.nanoTime();
+            spaced.write(this::fill, first::countDown);
+            assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(System.nanoTime() - start).as("a quiet write commits at once").isLessThan(LONG_SPACING_NANOS / 2);
+            CountDownLatch both = new CountDownLatch(2);
+            long trickled = System.nanoTime();
+            spaced.write(this::fill, both::countDown);
+            Thread.sleep(100);
+            spaced.write(this::fill, both::countDown);
+            assertThat(both.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(batches).as("the two writes after the first commit share one").containsExactly(1, 2);
+            assertThat(System.nanoTime() - trickled).as("committed once the spacing was over")
+                    .isGreaterThanOrEqualTo(LONG_SPACING_NANOS / 2);
+        } finally {
+            spaced.stop().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void anActionWakesAWriterWaitingBetweenCommits() throws Exception {
+        firstWriteMayEnd.countDown();
+        StoreWriter spaced = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
+                LONG_SPACING_NANOS);
+        try {
+            CountDownLatch first = new CountDownLatch(1);
+            spaced.write(this::fill, first::countDown);
+            assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
+            spaced.write(this::fill, null);
+            Thread.sleep(100);
+            CountDownLatch ran = new CountDownLatch(1);
+            long start = System.nanoTime();
+            spaced.run(ran::countDown);
+            assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(System.nanoTime() - start).as("someone waits: no sleep until the spacing is over")
+                    .isLessThan(LONG_SPACING_NANOS / 2);
+            assertThat(batches).containsExactly(1, 1);
+        } finally {
+            spaced.stop().get(30, TimeUnit.SECONDS);
+        }
     }
 
     /** A conversation's list of writes as the hub keeps it: queued when its first write comes. */
