@@ -173,14 +173,9 @@ class StoreWriterTest {
 
     @Test
     void writesThatTrickleInRightAfterACommitWaitForTheSpacingAndCommitTogether() throws Exception {
-        firstWriteMayEnd.countDown();
-        StoreWriter spaced = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
-                LONG_SPACING_NANOS);
+        long start = System.nanoTime();
+        StoreWriter spaced = spacedWriterWithAFirstCommit();
         try {
-            CountDownLatch first = new CountDownLatch(1);
-            long start = System.nanoTime();
-            spaced.write(this::fill, first::countDown);
-            assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(System.nanoTime() - start).as("a quiet write commits at once").isLessThan(LONG_SPACING_NANOS / 2);
             CountDownLatch both = new CountDownLatch(2);
             long trickled = System.nanoTime();
@@ -198,13 +193,8 @@ class StoreWriterTest {
 
     @Test
     void anActionWakesAWriterWaitingBetweenCommits() throws Exception {
-        firstWriteMayEnd.countDown();
-        StoreWriter spaced = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
-                LONG_SPACING_NANOS);
+        StoreWriter spaced = spacedWriterWithAFirstCommit();
         try {
-            CountDownLatch first = new CountDownLatch(1);
-            spaced.write(this::fill, first::countDown);
-            assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
             spaced.write(this::fill, null);
             Thread.sleep(100);
             CountDownLatch ran = new CountDownLatch(1);
@@ -217,6 +207,17 @@ class StoreWriterTest {
         } finally {
             spaced.stop().get(30, TimeUnit.SECONDS);
         }
+    }
+
+    /** A writer {@link #LONG_SPACING_NANOS} between commits, whose first write (a quiet one) is committed. */
+    private StoreWriter spacedWriterWithAFirstCommit() throws InterruptedException {
+        firstWriteMayEnd.countDown();
+        StoreWriter spaced = new StoreWriter(store, new HubMetrics(new SimpleMeterRegistry()), LINGER_NANOS,
+                LONG_SPACING_NANOS);
+        CountDownLatch first = new CountDownLatch(1);
+        spaced.write(this::fill, first::countDown);
+        assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
+        return spaced;
     }
 
     /** A conversation's list of writes as the hub keeps it: queued when its first write comes. */
