@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -51,6 +52,21 @@ final class HaiEncoder {
     /** The session and the streaming message's ids, encoded once for all the message's chunks. */
     private final JsonText.Repeated chunkSessionId = new JsonText.Repeated();
     private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
+    /**
+     * What a streamed chunk writes after its content, {@code ,"session_id":…,"message_id":…,"is_final":false}},
+     * encoded once for the session and message it was encoded for: every delta of a message repeats it.
+     */
+    private byte[] chunkTail;
+    private String chunkTailSessionId;
+    private String chunkTailMessageId;
+    /**
+     * Whether the run of {@link #deltaRunId} streams, as {@link #streaming} found for the last delta:
+     * a message's deltas do not each look their run up. Any other event may change {@link #runs}, so
+     * it forgets this ({@link #deltaRunKnown}).
+     */
+    private boolean deltaRunKnown;
+    private String deltaRunId;
+    private boolean deltaRunStreams;
 
     private static final SerializableString TYPE = JsonText.of("type");
     private static final SerializableString ASSISTANT_MESSAGE_CHUNK = JsonText.of("assistant_message_chunk");
@@ -83,6 +99,9 @@ final class HaiEncoder {
         String sessionId = envelope.conversationId();
         String runId = envelope.runId();
         Event event = envelope.event();
+        if (event.kind() != Event.Kind.TEXT_DELTA) {
+            deltaRunKnown = false;
+        }
         switch (event.kind()) {
             case RUN_STARTED -> {
                 RunState run = new RunState(!pendingNonStreaming.remove(runId));
@@ -106,7 +125,12 @@ final class HaiEncoder {
                 }
             }
             case TEXT_DELTA -> {
-                if (streaming(runId)) {
+                if (!deltaRunKnown || !Objects.equals(runId, deltaRunId)) {
+                    deltaRunStreams = streaming(runId);
+                    deltaRunId = runId;
+                    deltaRunKnown = true;
+                }
+                if (deltaRunStreams) {
                     Event.TextDelta delta = (Event.TextDelta) event;
                     chunk(delta.messageId(), delta.delta(), false, List.of(), sessionId, out);
                 }
@@ -175,6 +199,19 @@ final class HaiEncoder {
         out.end();
     }
 
+    private byte[] chunkTail(String sessionId, String messageId) {
+        if (!sessionId.equals(chunkTailSessionId) || !messageId.equals(chunkTailMessageId)) {
+            chunkTail = JsonFrame.open()
+                    .raw(CHUNK_SESSION_ID).string(chunkSessionId.of(sessionId))
+                    .raw(CHUNK_MESSAGE_ID).string(chunkMessageId.of(messageId))
+                    .raw(CHUNK_NOT_FINAL_END)
+                    .toByteArray();
+            chunkTailSessionId = sessionId;
+            chunkTailMessageId = messageId;
+        }
+        return chunkTail;
+    }
+
     private boolean streaming(String runId) {
         RunState run = runs.get(runId);
         return run == null || run.streaming;
@@ -196,13 +233,18 @@ final class HaiEncoder {
     /** A chunk of a streamed message: the hot path, with every repeated part encoded once. */
     private void chunk(String messageId, String content, boolean last, List<Citation> citations,
                        String sessionId, FrameWriter out) throws IOException {
+        if (!last && citations.isEmpty()) {
+            // Every delta's chunk: written as bytes, all but its content encoded once for the message.
+            byte[] tail = chunkTail(sessionId, messageId);
+            JsonFrame.open().raw(CHUNK_START).string(content).raw(tail).writeTo(out);
+            return;
+        }
         if (citations.isEmpty()) {
-            // Every delta's chunk: written as bytes, its constant parts and ids encoded once.
             JsonFrame.open()
                     .raw(CHUNK_START).string(content)
                     .raw(CHUNK_SESSION_ID).string(chunkSessionId.of(sessionId))
                     .raw(CHUNK_MESSAGE_ID).string(chunkMessageId.of(messageId))
-                    .raw(last ? CHUNK_FINAL_END : CHUNK_NOT_FINAL_END)
+                    .raw(CHUNK_FINAL_END)
                     .writeTo(out);
             return;
         }

@@ -15,6 +15,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -102,6 +103,19 @@ class HaiEncoderTest {
     void textDeltaMatchesTheSpecChunkExample() {
         assertThat(encode(new Event.TextDelta("msg_001", "Based on ")))
                 .containsExactly(fixtureJson("assistant_message_chunk.json"));
+    }
+
+    @Test
+    void eachChunkNamesItsOwnMessageAndSessionWhenTheyAlternate() {
+        List<JsonNode> frames = new ArrayList<>(encode(new Event.TextDelta("m1", "a"),
+                new Event.TextDelta("m2", "b"), new Event.TextDelta("m1", "c")));
+        frames.addAll(hai.encode("other-session", "run-2", new Event.TextDelta("m1", "d")));
+        frames.addAll(encode(new Event.TextDelta("m1", "e")));
+
+        assertThat(frames).extracting(f -> f.get("session_id").textValue() + "/" + f.get("message_id").textValue()
+                        + ":" + f.get("content").textValue() + ":" + f.get("is_final").booleanValue())
+                .containsExactly(SESSION + "/m1:a:false", SESSION + "/m2:b:false", SESSION + "/m1:c:false",
+                        "other-session/m1:d:false", SESSION + "/m1:e:false");
     }
 
     @Test

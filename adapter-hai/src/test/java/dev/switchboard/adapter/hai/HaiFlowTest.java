@@ -99,6 +99,20 @@ class HaiFlowTest {
     }
 
     @Test
+    void aRunsDeltasFollowItsStartWhateverDeltasCameBeforeIt() {
+        String runId = startRun("{\"stream\":false}").runId();
+
+        // A delta of a run this connection has not seen start streams, as one joined midway does...
+        List<JsonNode> before = hai.encode(SESSION, runId, new Event.TextDelta("m", "a"));
+        // ...and once its start says it wants whole messages, its deltas are held back.
+        List<JsonNode> after = hai.encode(SESSION, runId, new Event.RunStarted(null), new Event.TextDelta("m", "b"),
+                new Event.MessageCompleted("m", "ab", List.of()));
+
+        assertThat(types(before)).containsExactly("assistant_message_chunk:partial");
+        assertThat(types(after)).containsExactly("status:thinking", "assistant_message");
+    }
+
+    @Test
     void explicitStreamTrueStreams() {
         String runId = startRun("{\"stream\":true}").runId();
 

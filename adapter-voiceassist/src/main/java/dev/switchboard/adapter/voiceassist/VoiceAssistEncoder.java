@@ -7,7 +7,6 @@ import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import dev.switchboard.core.spi.FrameWriter;
 import dev.switchboard.core.spi.JsonFrame;
-import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.time.Instant;
@@ -16,6 +15,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Writes server-to-client VoiceAssist messages (spec "Server → Client Messages"), keeping the
@@ -28,8 +28,17 @@ final class VoiceAssistEncoder {
     private static final byte[] CHUNK_INDEX = JsonFrame.fragment(",\"chunk_index\":");
     private static final byte[] CHUNK_END = JsonFrame.fragment("}");
 
-    /** The streaming message's id, encoded once for all its chunks. */
-    private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
+    /**
+     * The message the last chunk was of, kept so that its next chunk looks nothing up: its run, its
+     * chunk counter, and what its chunks write before their content,
+     * {@code {"type":"message_chunk","message_id":…,"content":}, encoded once. Any other event may
+     * change {@link #runs}, so it forgets this ({@link #chunkKnown}).
+     */
+    private boolean chunkKnown;
+    private String chunkRunId;
+    private String chunkMessageId;
+    private int[] chunkNext;
+    private byte[] chunkHead;
 
     static final String PROTOCOL_VERSION = "1.0";
 
@@ -55,6 +64,9 @@ final class VoiceAssistEncoder {
 
     void encode(Envelope envelope, FrameWriter out) throws IOException {
         Event event = envelope.event();
+        if (event.kind() != Event.Kind.TEXT_DELTA) {
+            chunkKnown = false;
+        }
         switch (event.kind()) {
             case MESSAGE_STARTED -> {
                 String messageId = ((Event.MessageStarted) event).messageId();
@@ -68,14 +80,13 @@ final class VoiceAssistEncoder {
             }
             case TEXT_DELTA -> {
                 Event.TextDelta delta = (Event.TextDelta) event;
-                RunState run = run(envelope.runId());
-                // A connection that joined mid-message numbers the chunks it sees from 0.
-                int[] next = run.nextChunk.computeIfAbsent(delta.messageId(), id -> new int[1]);
-                run.lastMessageId = delta.messageId();
+                if (!chunkKnown || !Objects.equals(envelope.runId(), chunkRunId)
+                        || !delta.messageId().equals(chunkMessageId)) {
+                    chunkOf(envelope.runId(), delta.messageId());
+                }
                 JsonFrame.open()
-                        .raw(CHUNK_START).string(chunkMessageId.of(delta.messageId()))
-                        .raw(CHUNK_CONTENT).string(delta.delta())
-                        .raw(CHUNK_INDEX).number(next[0]++)
+                        .raw(chunkHead).string(delta.delta())
+                        .raw(CHUNK_INDEX).number(chunkNext[0]++)
                         .raw(CHUNK_END)
                         .writeTo(out);
             }
@@ -130,6 +141,23 @@ final class VoiceAssistEncoder {
         JsonGenerator gen = start(out, "pong");
         gen.writeStringField("timestamp", timestamp(now));
         end(gen, out);
+    }
+
+    /** Makes the message of {@code messageId} in run {@code runId} the one {@link #chunkNext} and the rest are of. */
+    private void chunkOf(String runId, String messageId) {
+        RunState run = run(runId);
+        // A connection that joined mid-message numbers the chunks it sees from 0.
+        chunkNext = run.nextChunk.computeIfAbsent(messageId, id -> new int[1]);
+        run.lastMessageId = messageId;
+        if (!messageId.equals(chunkMessageId)) {
+            chunkHead = JsonFrame.open()
+                    .raw(CHUNK_START).string(messageId)
+                    .raw(CHUNK_CONTENT)
+                    .toByteArray();
+            chunkMessageId = messageId;
+        }
+        chunkRunId = runId;
+        chunkKnown = true;
     }
 
     private RunState run(String runId) {
