@@ -1,7 +1,6 @@
 package dev.switchboard.adapter.agui;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.SerializableString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -174,14 +173,21 @@ final class AguiEvents {
     }
 
     /** A delta of the message {@code messageId} (encoded once for all its deltas): the hot path. */
-    static void textMessageContent(FrameWriter out, long timestamp, SerializableString messageId, String delta)
-            throws IOException {
+    /**
+     * {@code TEXT_MESSAGE_CONTENT} of the message whose {@link #textMessageContentHead head} is
+     * {@code head}: the hot path, a delta's text escaped between bytes encoded before.
+     */
+    static void textMessageContent(FrameWriter out, long timestamp, byte[] head, String delta) throws IOException {
         JsonFrame.open()
-                .raw(CONTENT_START).string(messageId)
-                .raw(CONTENT_DELTA).string(delta)
+                .raw(head).string(delta)
                 .raw(CONTENT_TIMESTAMP).number(timestamp)
                 .raw(CONTENT_END)
                 .writeTo(out);
+    }
+
+    /** What every {@code TEXT_MESSAGE_CONTENT} of {@code messageId} writes before its text. */
+    static byte[] textMessageContentHead(String messageId) {
+        return JsonFrame.open().raw(CONTENT_START).string(messageId).raw(CONTENT_DELTA).toByteArray();
     }
 
     static void textMessageEnd(FrameWriter out, long timestamp, String messageId) throws IOException {

@@ -3,7 +3,6 @@ package dev.switchboard.adapter.agui;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.FrameWriter;
-import dev.switchboard.core.spi.JsonText;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -34,8 +33,14 @@ final class AguiRun {
     private final Set<String> shownArgs = new java.util.HashSet<>();
     /** Tokens used so far, summed per model, for the run's terminal event. */
     private final Map<String, Event.Usage> usage = new LinkedHashMap<>();
-    /** The id of the message whose deltas stream, encoded once for all of them. */
-    private final JsonText.Repeated deltaMessageId = new JsonText.Repeated();
+    /**
+     * The message the last delta was of, open when {@link #deltaMessageOpen}: its next delta looks
+     * nothing up. Any other event may open or close messages, so it forgets that.
+     */
+    private String deltaMessageId;
+    private boolean deltaMessageOpen;
+    /** What a delta of {@link #deltaMessageId} writes before its text, encoded once for all of them. */
+    private byte[] deltaHead;
 
     AguiRun(String threadId, String runId) {
         this.threadId = threadId;
@@ -64,6 +69,9 @@ final class AguiRun {
      * approval decisions are the transport's and write nothing here.
      */
     void encode(Event event, long timestamp, FrameWriter out) throws IOException {
+        if (event.kind() != Event.Kind.TEXT_DELTA) {
+            deltaMessageOpen = false;
+        }
         switch (event.kind()) {
             case STEP_STARTED -> {
                 // The profile allows one step at a time, and the official client refuses a second
@@ -85,8 +93,11 @@ final class AguiRun {
             }
             case TEXT_DELTA -> {
                 Event.TextDelta delta = (Event.TextDelta) event;
-                openMessage(delta.messageId(), timestamp, out);
-                AguiEvents.textMessageContent(out, timestamp, deltaMessageId.of(delta.messageId()), delta.delta());
+                if (!deltaMessageOpen || !delta.messageId().equals(deltaMessageId)) {
+                    openMessage(delta.messageId(), timestamp, out);
+                    deltaMessageOpen = true;
+                }
+                AguiEvents.textMessageContent(out, timestamp, contentHead(delta.messageId()), delta.delta());
             }
             case MESSAGE_COMPLETED -> {
                 Event.MessageCompleted done = (Event.MessageCompleted) event;
@@ -95,7 +106,7 @@ final class AguiRun {
                     // sends whole messages): sent whole.
                     openMessage(done.messageId(), timestamp, out);
                     if (!done.text().isEmpty() && !shownText.contains(done.messageId())) {
-                        AguiEvents.textMessageContent(out, timestamp, deltaMessageId.of(done.messageId()), done.text());
+                        AguiEvents.textMessageContent(out, timestamp, contentHead(done.messageId()), done.text());
                     }
                 }
                 openMessages.remove(done.messageId());
@@ -167,6 +178,7 @@ final class AguiRun {
      * official client refuses a RUN_FINISHED while any of them is open.
      */
     void closeOpen(long timestamp, FrameWriter out) throws IOException {
+        deltaMessageOpen = false;
         for (String toolCallId : openToolCalls) {
             AguiEvents.toolCallEnd(out, timestamp, toolCallId);
         }
@@ -218,6 +230,15 @@ final class AguiRun {
             openStep = null;
             AguiEvents.stepFinished(out, timestamp, step);
         }
+    }
+
+    /** What a {@code TEXT_MESSAGE_CONTENT} of {@code messageId} writes before its text: the last one's when the same. */
+    private byte[] contentHead(String messageId) {
+        if (!messageId.equals(deltaMessageId)) {
+            deltaHead = AguiEvents.textMessageContentHead(messageId);
+            deltaMessageId = messageId;
+        }
+        return deltaHead;
     }
 
     private void openMessage(String messageId, long timestamp, FrameWriter out) throws IOException {

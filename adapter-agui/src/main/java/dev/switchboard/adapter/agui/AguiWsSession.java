@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.LongSupplier;
 
 /**
@@ -24,6 +25,8 @@ final class AguiWsSession implements DialectSession {
     private final LongSupplier clock;
     /** Runs of this connection between their first event and their end, by core run id. */
     private final Map<String, AguiRun> runs = new HashMap<>();
+    /** The run {@link #run} found last, the one most events are of; cleared when {@link #runs} changes. */
+    private AguiRun lastRun;
 
     private final List<Command> opening;
 
@@ -56,6 +59,7 @@ final class AguiWsSession implements DialectSession {
             case RUN_STARTED -> {
                 AguiRun run = new AguiRun(envelope.conversationId(), envelope.runId());
                 runs.put(envelope.runId(), run);
+                lastRun = run;
                 AguiEvents.runStarted(out, ts, run.threadId, run.runId, ((Event.RunStarted) event).parentRunId());
                 AguiEvents.statusSnapshot(out, ts, run.threadId, run.runId, "processing");
             }
@@ -87,15 +91,21 @@ final class AguiWsSession implements DialectSession {
 
     /** The run this event belongs to; a run this connection joined midway is met here first. */
     private AguiRun run(Envelope envelope) {
-        AguiRun run = runs.get(envelope.runId());
+        AguiRun run = lastRun;
+        if (run != null && Objects.equals(run.runId, envelope.runId())) {
+            return run;
+        }
+        run = runs.get(envelope.runId());
         if (run == null) {
             run = new AguiRun(envelope.conversationId(), envelope.runId());
             runs.put(envelope.runId(), run);
         }
+        lastRun = run;
         return run;
     }
 
     private AguiRun end(Envelope envelope) {
+        lastRun = null;
         AguiRun run = runs.remove(envelope.runId());
         return run != null ? run : new AguiRun(envelope.conversationId(), envelope.runId());
     }

@@ -133,6 +133,34 @@ class AguiWsSessionTest {
     }
 
     @Test
+    void deltasOfAlternatingMessagesEachNameTheirOwn() {
+        List<JsonNode> frames = encode(new Event.TextDelta("m1", "a"), new Event.TextDelta("m2", "b"),
+                new Event.TextDelta("m1", "c"));
+
+        assertThat(frames).filteredOn(f -> f.get("type").textValue().equals("TEXT_MESSAGE_CONTENT"))
+                .extracting(f -> f.get("messageId").textValue() + ":" + f.get("delta").textValue())
+                .containsExactly("m1:a", "m2:b", "m1:c");
+        assertThat(types(frames)).containsExactly("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_START",
+                "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT");
+    }
+
+    @Test
+    void aDeltaAfterItsMessageCompletedOpensTheMessageAgain() {
+        assertThat(types(encode(new Event.TextDelta("m1", "a"), new Event.MessageCompleted("m1", "a", List.of()),
+                new Event.TextDelta("m1", "b"))))
+                .containsExactly("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+                        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT");
+    }
+
+    @Test
+    void aDeltaAfterItsRunFinishedOpensItsMessageAgain() {
+        encode(new Event.RunStarted(null), new Event.TextDelta("m1", "a"), new Event.RunFinished());
+
+        assertThat(types(encode(new Event.TextDelta("m1", "b"))))
+                .containsExactly("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT");
+    }
+
+    @Test
     void messageCompletedWithoutDeltasSendsTheWholeTextOnce() {
         List<JsonNode> frames = encode(new Event.MessageCompleted("m1", "Whole answer", List.of()));
 
