@@ -172,7 +172,6 @@ final class AguiEvents {
         end(gen, out, timestamp);
     }
 
-    /** A delta of the message {@code messageId} (encoded once for all its deltas): the hot path. */
     /**
      * {@code TEXT_MESSAGE_CONTENT} of the message whose {@link #textMessageContentHead head} is
      * {@code head}: the hot path, a delta's text escaped between bytes encoded before.

@@ -53,8 +53,9 @@ final class HaiEncoder {
     private final JsonText.Repeated chunkSessionId = new JsonText.Repeated();
     private final JsonText.Repeated chunkMessageId = new JsonText.Repeated();
     /**
-     * What a streamed chunk writes after its content, {@code ,"session_id":…,"message_id":…,"is_final":false}},
-     * encoded once for the session and message it was encoded for: every delta of a message repeats it.
+     * What a streamed chunk writes after its content (the session's and the message's ids and
+     * {@code "is_final":false}), encoded once for the session and message it was encoded for: every
+     * delta of a message repeats it.
      */
     private byte[] chunkTail;
     private String chunkTailSessionId;

@@ -30,9 +30,9 @@ final class VoiceAssistEncoder {
 
     /**
      * The message the last chunk was of, kept so that its next chunk looks nothing up: its run, its
-     * chunk counter, and what its chunks write before their content,
-     * {@code {"type":"message_chunk","message_id":…,"content":}, encoded once. Any other event may
-     * change {@link #runs}, so it forgets this ({@link #chunkKnown}).
+     * chunk counter, and what its chunks write before their content (their type and the message's
+     * id, up to the content's name), encoded once. Any other event may change {@link #runs}, so it
+     * forgets this ({@link #chunkKnown}).
      */
     private boolean chunkKnown;
     private String chunkRunId;
