@@ -173,8 +173,8 @@ final class AguiEvents {
     }
 
     /**
-     * {@code TEXT_MESSAGE_CONTENT} of the message whose {@link #textMessageContentHead head} is
-     * {@code head}: the hot path, a delta's text escaped between bytes encoded before.
+     * {@code TEXT_MESSAGE_CONTENT} of the message whose head (from {@link #textMessageContentHeads})
+     * is {@code head}: the hot path, a delta's text escaped between bytes encoded before.
      */
     static void textMessageContent(FrameWriter out, long timestamp, byte[] head, String delta) throws IOException {
         JsonFrame.open()
@@ -184,9 +184,9 @@ final class AguiEvents {
                 .writeTo(out);
     }
 
-    /** What every {@code TEXT_MESSAGE_CONTENT} of {@code messageId} writes before its text. */
-    static byte[] textMessageContentHead(String messageId) {
-        return JsonFrame.open().raw(CONTENT_START).string(messageId).raw(CONTENT_DELTA).toByteArray();
+    /** What {@code TEXT_MESSAGE_CONTENT}s write before their text, for a message's id (one per run). */
+    static JsonFrame.RepeatedPart textMessageContentHeads() {
+        return new JsonFrame.RepeatedPart(CONTENT_START, CONTENT_DELTA);
     }
 
     static void textMessageEnd(FrameWriter out, long timestamp, String messageId) throws IOException {

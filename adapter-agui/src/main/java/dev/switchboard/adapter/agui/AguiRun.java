@@ -3,6 +3,7 @@ package dev.switchboard.adapter.agui;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.FrameWriter;
+import dev.switchboard.core.spi.JsonFrame;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -39,8 +40,8 @@ final class AguiRun {
      */
     private String deltaMessageId;
     private boolean deltaMessageOpen;
-    /** What a delta of {@link #deltaMessageId} writes before its text, encoded once for all of them. */
-    private byte[] deltaHead;
+    /** What a message's {@code TEXT_MESSAGE_CONTENT}s write before their text, encoded once for all of them. */
+    private final JsonFrame.RepeatedPart contentHeads = AguiEvents.textMessageContentHeads();
 
     AguiRun(String threadId, String runId) {
         this.threadId = threadId;
@@ -95,9 +96,10 @@ final class AguiRun {
                 Event.TextDelta delta = (Event.TextDelta) event;
                 if (!deltaMessageOpen || !delta.messageId().equals(deltaMessageId)) {
                     openMessage(delta.messageId(), timestamp, out);
+                    deltaMessageId = delta.messageId();
                     deltaMessageOpen = true;
                 }
-                AguiEvents.textMessageContent(out, timestamp, contentHead(delta.messageId()), delta.delta());
+                AguiEvents.textMessageContent(out, timestamp, contentHeads.of(delta.messageId()), delta.delta());
             }
             case MESSAGE_COMPLETED -> {
                 Event.MessageCompleted done = (Event.MessageCompleted) event;
@@ -106,7 +108,7 @@ final class AguiRun {
                     // sends whole messages): sent whole.
                     openMessage(done.messageId(), timestamp, out);
                     if (!done.text().isEmpty() && !shownText.contains(done.messageId())) {
-                        AguiEvents.textMessageContent(out, timestamp, contentHead(done.messageId()), done.text());
+                        AguiEvents.textMessageContent(out, timestamp, contentHeads.of(done.messageId()), done.text());
                     }
                 }
                 openMessages.remove(done.messageId());
@@ -230,15 +232,6 @@ final class AguiRun {
             openStep = null;
             AguiEvents.stepFinished(out, timestamp, step);
         }
-    }
-
-    /** What a {@code TEXT_MESSAGE_CONTENT} of {@code messageId} writes before its text: the last one's when the same. */
-    private byte[] contentHead(String messageId) {
-        if (!messageId.equals(deltaMessageId)) {
-            deltaHead = AguiEvents.textMessageContentHead(messageId);
-            deltaMessageId = messageId;
-        }
-        return deltaHead;
     }
 
     private void openMessage(String messageId, long timestamp, FrameWriter out) throws IOException {

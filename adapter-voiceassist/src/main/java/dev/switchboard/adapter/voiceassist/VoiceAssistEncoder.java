@@ -29,16 +29,16 @@ final class VoiceAssistEncoder {
     private static final byte[] CHUNK_END = JsonFrame.fragment("}");
 
     /**
-     * The message the last chunk was of, kept so that its next chunk looks nothing up: its run, its
-     * chunk counter, and what its chunks write before their content (their type and the message's
-     * id, up to the content's name), encoded once. Any other event may change {@link #runs}, so it
-     * forgets this ({@link #chunkKnown}).
+     * The message the last chunk was of, kept so that its next chunk looks nothing up: its run and
+     * its chunk counter. Any other event may change {@link #runs}, so it forgets this
+     * ({@link #chunkKnown}).
      */
     private boolean chunkKnown;
     private String chunkRunId;
     private String chunkMessageId;
     private int[] chunkNext;
-    private byte[] chunkHead;
+    /** What a message's chunks write before their content (their type and its id), encoded once for all of them. */
+    private final JsonFrame.RepeatedPart chunkHeads = new JsonFrame.RepeatedPart(CHUNK_START, CHUNK_CONTENT);
 
     static final String PROTOCOL_VERSION = "1.0";
 
@@ -85,7 +85,7 @@ final class VoiceAssistEncoder {
                     chunkOf(envelope.runId(), delta.messageId());
                 }
                 JsonFrame.open()
-                        .raw(chunkHead).string(delta.delta())
+                        .raw(chunkHeads.of(delta.messageId())).string(delta.delta())
                         .raw(CHUNK_INDEX).number(chunkNext[0]++)
                         .raw(CHUNK_END)
                         .writeTo(out);
@@ -149,13 +149,7 @@ final class VoiceAssistEncoder {
         // A connection that joined mid-message numbers the chunks it sees from 0.
         chunkNext = run.nextChunk.computeIfAbsent(messageId, id -> new int[1]);
         run.lastMessageId = messageId;
-        if (!messageId.equals(chunkMessageId)) {
-            chunkHead = JsonFrame.open()
-                    .raw(CHUNK_START).string(messageId)
-                    .raw(CHUNK_CONTENT)
-                    .toByteArray();
-            chunkMessageId = messageId;
-        }
+        chunkMessageId = messageId;
         chunkRunId = runId;
         chunkKnown = true;
     }

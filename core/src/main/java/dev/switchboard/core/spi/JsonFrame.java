@@ -95,6 +95,35 @@ public final class JsonFrame {
         return frame;
     }
 
+    /**
+     * A part of a frame that repeats over many frames and holds one string value: {@code before},
+     * the value quoted and escaped, {@code after}, as one array for {@link #raw}, encoded again only
+     * when the value asked for is not the last one: such as what every delta of one message writes
+     * before its text (the event's type, the message's id, the delta's name). One per session and
+     * part, used from its thread only.
+     */
+    public static final class RepeatedPart {
+        private final byte[] before;
+        private final byte[] after;
+        private String value;
+        private byte[] bytes;
+
+        /** {@code before} and {@code after} are {@link #fragment}s. */
+        public RepeatedPart(byte[] before, byte[] after) {
+            this.before = before;
+            this.after = after;
+        }
+
+        /** The part for {@code value}: the kept one when {@code value} is the one asked for last. */
+        public byte[] of(String value) {
+            if (!value.equals(this.value)) {
+                bytes = open().raw(before).string(value).raw(after).toByteArray();
+                this.value = value;
+            }
+            return bytes;
+        }
+    }
+
     /** Copies bytes of JSON text (a {@link #fragment}) into the frame as they are. */
     public JsonFrame raw(byte[] json) {
         ensure(json.length);

@@ -144,6 +144,18 @@ class JsonFrameTest {
         assertThat(out.toByteArray()).isEqualTo(generated("snow \u2603 \uD83D\uDE00"));
     }
 
+    @Test
+    void aRepeatedPartIsEncodedAgainOnlyForAnotherValue() throws IOException {
+        JsonFrame.RepeatedPart part = new JsonFrame.RepeatedPart(OPEN, CLOSE);
+
+        byte[] first = part.of("m\u00e9\"1");
+        assertThat(first).isEqualTo(generated("m\u00e9\"1"));
+        assertThat(part.of(new String("m\u00e9\"1"))).as("the same value: the kept part").isSameAs(first);
+        assertThat(part.of("m2")).isEqualTo(generated("m2"));
+        assertThat(part.of("m\u00e9\"1")).as("a value asked for before the last one: encoded again")
+                .isEqualTo(generated("m\u00e9\"1")).isNotSameAs(first);
+    }
+
     private static byte[] asBytes(String value) {
         return JsonFrame.open().raw(OPEN).string(value).raw(CLOSE).toByteArray();
     }
