@@ -275,7 +275,9 @@ abstract class SoakClient implements Runnable {
 
     /**
      * The client's last steps: before the kill, the last 24; after it, every step from a second
-     * before the kill (at most the last 400), which is what a failure across the kill needs.
+     * before the kill, which is what a failure across the kill needs. Of more than 700 it shows
+     * the first 600 (the kill, the reconnection and what the restarted gateway sent first) and
+     * the last 100.
      */
     final synchronized String traced() {
         long killedAt = plan.killedAtMillis();
@@ -288,9 +290,10 @@ abstract class SoakClient implements Runnable {
                 since.add(step);
             }
         }
-        List<String> shown = since.size() > 400 ? since.subList(since.size() - 400, since.size()) : since;
-        return (since.size() > shown.size() ? "(" + (since.size() - shown.size()) + " steps before) " : "")
-                + "kill at " + killedAt + "ms | " + String.join(" | ", shown);
+        String shown = since.size() <= 700 ? String.join(" | ", since)
+                : String.join(" | ", since.subList(0, 600)) + " | (" + (since.size() - 700) + " steps) | "
+                        + String.join(" | ", since.subList(since.size() - 100, since.size()));
+        return "kill at " + killedAt + "ms | " + shown;
     }
 
     final void fail(String what) {
