@@ -49,7 +49,7 @@ public final class ConversationState {
      * conversation, runs alone, and the history is short): a run's start then asks memory, not the
      * store, which of the client's messages are new. Null once that is not so (see Emitter.knownMessageIds).
      */
-    Set<String> messageIds;
+    MessageIdSet messageIds;
     /** Undecided approvals by id, in seq order, whether stored yet or not. */
     final Map<String, ApprovalRecord> open = new LinkedHashMap<>();
 

@@ -10,7 +10,6 @@ import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -93,7 +92,7 @@ public final class ConversationTable {
                 rec.isPresent(), lastSeq, open, clock.getAsLong());
         if (rec.isEmpty() && cluster == null && !store.shared()) {
             // A conversation not stored yet has no history, and only this state will add to it.
-            fresh.messageIds = new HashSet<>();
+            fresh.messageIds = new MessageIdSet();
         }
         if (cluster != null) {
             if (rec.isPresent() && lastSeq > 0) {

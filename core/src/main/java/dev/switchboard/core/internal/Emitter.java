@@ -212,7 +212,7 @@ public final class Emitter {
 
     /** Adds a history message's id to those the conversation keeps, if it keeps them; the caller holds its lock. */
     private static void rememberIdLocked(ConversationState c, String messageId) {
-        Set<String> kept = c.messageIds;
+        MessageIdSet kept = c.messageIds;
         if (kept != null && kept.add(messageId) && kept.size() > MESSAGE_IDS_KEPT) {
             // A long history: its ids cost more memory than the store's index costs a run's start.
             c.messageIds = null;
