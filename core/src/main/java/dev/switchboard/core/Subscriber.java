@@ -42,7 +42,12 @@ public interface Subscriber {
     /** Whether a person on this connection can answer approval requests. */
     boolean answersApprovals();
 
-    /** Queues an event; false when the queue is full. */
+    /**
+     * Queues an event; false when the queue is full, and from then on false for every event: a
+     * subscriber that missed an event must not be shown a later one, or its client's cursor would
+     * pass the missed one and a resume from it would skip it. The hub drops it and tells it so
+     * ({@link #overflowed}, perhaps more than once).
+     */
     boolean deliver(Envelope envelope);
 
     /**
@@ -63,7 +68,10 @@ public interface Subscriber {
     default void caughtUp() {
     }
 
-    /** The subscriber fell too far behind and was dropped; it should close (the client may resume). */
+    /**
+     * The subscriber fell too far behind and was dropped; it should close (the client may resume).
+     * Called again for each event refused after the first.
+     */
     void overflowed();
 
     /** Answers an error to this connection alone. Thread-safe, non-blocking. */

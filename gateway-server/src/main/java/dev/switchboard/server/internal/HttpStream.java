@@ -324,8 +324,9 @@ final class HttpStream implements Subscriber {
 
     @Override
     public void overflowed() {
-        outbox.overflowed();
-        ctx.executor().execute(this::tooSlow);
+        if (outbox.overflowed()) {
+            ctx.executor().execute(this::tooSlow);
+        }
     }
 
     /** The client does not read fast enough: the stream ends; it may reattach from its last event id. */

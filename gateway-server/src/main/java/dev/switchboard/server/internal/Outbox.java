@@ -45,6 +45,14 @@ final class Outbox {
     /** Bytes of frames written since the last flush, for {@link #delivery}; event loop only. */
     private long written;
     private volatile boolean open = true;
+    /**
+     * Set when an offer found a bound passed: every later offer is refused as well, though the
+     * queue may have room again by then. An event that reached the client after one it missed
+     * would move its cursor past the missed one, and its resume would skip it.
+     */
+    private volatile boolean full;
+    /** Set by the first {@link #overflowed}: the overflow is counted, and the connection ended, once. */
+    private final AtomicBoolean overflowReported = new AtomicBoolean();
     private boolean paused = true;
 
     /**
@@ -103,11 +111,18 @@ final class Outbox {
         written += bytes;
     }
 
-    /** Counts an overflow of this outbox's connection. */
-    void overflowed() {
+    /**
+     * Counts an overflow of this outbox's connection, once: true the first time, when the caller
+     * ends the connection (the hub tells a subscriber each time it refuses an event).
+     */
+    boolean overflowed() {
+        if (!overflowReported.compareAndSet(false, true)) {
+            return false;
+        }
         if (delivery.overflows() != null) {
             delivery.overflows().increment();
         }
+        return true;
     }
 
     /** Starts (or restarts) draining; on the event loop. */
@@ -116,15 +131,22 @@ final class Outbox {
         drain();
     }
 
-    /** Queues an event; false when a bound would be passed. A closed outbox swallows events. */
+    /**
+     * Queues an event; false when a bound would be passed, and for every event after that one
+     * ({@link #full}). A closed outbox swallows events.
+     */
     boolean offer(Envelope e) {
         if (!open) {
             return true;
+        }
+        if (full) {
+            return false;
         }
         long cost = estimate(e);
         if (size.incrementAndGet() > maxEvents || bytes.addAndGet(cost) > maxBytes) {
             size.decrementAndGet();
             bytes.addAndGet(-cost);
+            full = true;
             return false;
         }
         queue.add(e);

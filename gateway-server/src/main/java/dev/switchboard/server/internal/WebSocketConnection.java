@@ -382,8 +382,9 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
 
     @Override
     public void overflowed() {
-        outbox.overflowed();
-        ctx.executor().execute(this::tooSlow);
+        if (outbox.overflowed()) {
+            ctx.executor().execute(this::tooSlow);
+        }
     }
 
     /** The client does not read fast enough: close with 1013; it may reconnect and resume. */

@@ -60,4 +60,25 @@ class OutboxTest {
         }
         assertThat(written).containsExactly("event 1", "event 2", "event 3");
     }
+
+    @Test
+    void afterRefusingAnEventItRefusesEveryLaterOneThoughItHasRoomAgain() {
+        List<Long> written = new ArrayList<>();
+        Outbox outbox = new Outbox(2, 1 << 20, e -> written.add(e.seq()), e -> {
+        });
+        outbox.bind(ctx);
+        outbox.resume();
+        assertThat(outbox.offer(delta(1))).isTrue();
+        assertThat(outbox.offer(delta(2))).isTrue();
+        assertThat(outbox.offer(delta(3))).as("past the bound of 2 events").isFalse();
+        channel.runPendingTasks();
+        assertThat(written).containsExactly(1L, 2L);
+
+        // The queue is empty again, but a client shown 4 would resume after it and never get 3.
+        assertThat(outbox.offer(delta(4))).isFalse();
+        channel.runPendingTasks();
+        assertThat(written).containsExactly(1L, 2L);
+        assertThat(outbox.overflowed()).as("the first report ends the connection").isTrue();
+        assertThat(outbox.overflowed()).as("later ones do nothing more").isFalse();
+    }
 }
