@@ -38,8 +38,16 @@ public final class ConversationState {
     /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
     final Set<String> decidedExternally = new HashSet<>(0);
     final List<Subscriber> subscribers = new ArrayList<>(2);
+    /**
+     * The most events the tail of a conversation nobody streams to keeps room for: an
+     * {@code ArrayDeque}'s array never shrinks, so a tail grown while a run streamed is replaced
+     * by a small one once it is empty and the conversation quiet ({@link ConversationTable#evictIdle}).
+     */
+    static final int TAIL_KEPT_IDLE = 16;
     /** Every event not yet stored (and, of other nodes' events, the newest: Emitter.REMOTE_TAIL_KEPT). */
-    final ArrayDeque<Envelope> tail = new ArrayDeque<>();
+    ArrayDeque<Envelope> tail = new ArrayDeque<>(TAIL_KEPT_IDLE);
+    /** More than {@link #TAIL_KEPT_IDLE} events were in {@link #tail} at once since it was last replaced. */
+    boolean tailGrew;
     /** Writes for the store the store writer has not taken yet (see Emitter.writeLocked). */
     List<Emitter.Queued> toStore = new ArrayList<>(0);
     /** History messages queued and not yet stored. */

@@ -9,6 +9,7 @@ import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 
+import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -144,7 +145,8 @@ public final class ConversationTable {
 
     /**
      * Runs on the store writer: forgets conversations nobody uses, after their writes are stored,
-     * and gives back the seqs they reserved and did not use.
+     * and gives back the seqs they reserved and did not use; of those it keeps, gives back the
+     * room a quiet conversation's tail grew to while a run streamed.
      */
     public void evictIdle() {
         long now = clock.getAsLong();
@@ -152,6 +154,7 @@ public final class ConversationTable {
             synchronized (c) {
                 if (c.active != null || !c.subscribers.isEmpty() || c.inFlight != 0 || c.pending != 0
                         || c.lease != null || now - c.touched <= IDLE_EVICT_MS) {
+                    shrinkTailLocked(c);
                     return false;
                 }
                 if (cluster != null) {
@@ -164,6 +167,18 @@ public final class ConversationTable {
                 return true;
             }
         });
+    }
+
+    /**
+     * Replaces the empty tail of a conversation with no run going and nothing on its way to the
+     * store with a small one, if it grew (see ConversationState.TAIL_KEPT_IDLE). In a cluster a
+     * tail keeps other nodes' newest events, so it is left as it is.
+     */
+    private void shrinkTailLocked(ConversationState c) {
+        if (cluster == null && c.tailGrew && c.active == null && c.inFlight == 0 && c.tail.isEmpty()) {
+            c.tail = new ArrayDeque<>(ConversationState.TAIL_KEPT_IDLE);
+            c.tailGrew = false;
+        }
     }
 
     /** Records that the subscriber joins the conversation. */

@@ -306,6 +306,10 @@ public final class Emitter {
             c.newestRunStart = seq;
         }
         c.tail.addLast(env);
+        if (c.tail.size() > ConversationState.TAIL_KEPT_IDLE) {
+            // Its array grew, and keeps that size until it is replaced (see ConversationTable.evictIdle).
+            c.tailGrew = true;
+        }
         fanOutLocked(c, env);
         if (cluster != null) {
             cluster.publishLocked(c, env, (String) prepared);
