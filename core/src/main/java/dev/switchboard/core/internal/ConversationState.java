@@ -48,8 +48,11 @@ public final class ConversationState {
     ArrayDeque<Envelope> tail = new ArrayDeque<>(TAIL_KEPT_IDLE);
     /** More than {@link #TAIL_KEPT_IDLE} events were in {@link #tail} at once since it was last replaced. */
     boolean tailGrew;
-    /** Writes for the store the store writer has not taken yet (see Emitter.writeLocked). */
-    List<Emitter.Queued> toStore = new ArrayList<>(0);
+    /**
+     * Writes for the store the store writer has not taken yet: {@link Emitter.Queued}s, and as
+     * themselves the {@link Envelope}s of events that bring nothing else (see Emitter.queueLocked).
+     */
+    List<Object> toStore = new ArrayList<>(0);
     /** History messages queued and not yet stored. */
     final List<StoreBatch.MessageRow> unstoredMessages = new ArrayList<>(2);
     /**

@@ -101,8 +101,12 @@ public final class Emitter {
         return lease == null ? StoreWriter.UNFENCED : lease.fence();
     }
 
-    /** Adds a write to the conversation's list, queuing the list when it was empty; the caller holds its lock. */
-    private void queueLocked(ConversationState c, Queued w) {
+    /**
+     * Adds a write to the conversation's list, queuing the list when it was empty; the caller holds
+     * its lock. An event that brings nothing else to store (no history message, approval, fence or
+     * prepared form: most deltas) is queued as its envelope alone, which saves an object an event.
+     */
+    private void queueLocked(ConversationState c, Object w) {
         c.inFlight++;
         writer.added();
         if (c.toStore.isEmpty()) {
@@ -113,7 +117,7 @@ public final class Emitter {
 
     /** On the store writer's thread: hands the conversation's queued writes to the batch. */
     private int drain(ConversationState c, StoreWriter.Sink sink) {
-        List<Queued> taken;
+        List<Object> taken;
         synchronized (c) {
             taken = c.toStore;
             if (taken.isEmpty()) {
@@ -121,7 +125,12 @@ public final class Emitter {
             }
             c.toStore = new ArrayList<>();
         }
-        for (Queued w : taken) {
+        for (Object o : taken) {
+            if (o instanceof Envelope env) {
+                sink.batch(c.id, StoreWriter.UNFENCED).addEvent(env, null);
+                continue;
+            }
+            Queued w = (Queued) o;
             StoreBatch b = sink.batch(c.id, w.fence);
             if (w.env != null) {
                 b.addEvent(w.env, w.prepared);
@@ -140,10 +149,15 @@ public final class Emitter {
     }
 
     /** The conversation's writes {@code done} are stored: under its lock, in the order they were queued. */
-    private void committed(ConversationState c, List<Queued> done) {
+    private void committed(ConversationState c, List<Object> done) {
         synchronized (c) {
-            for (Queued w : done) {
+            for (Object o : done) {
                 c.inFlight--;
+                if (o instanceof Envelope env) {
+                    stored(c, env.seq());
+                    continue;
+                }
+                Queued w = (Queued) o;
                 if (w.env != null) {
                     if (w.row != null) {
                         c.unstoredMessages.remove(w.row);
@@ -314,7 +328,9 @@ public final class Emitter {
         if (cluster != null) {
             cluster.publishLocked(c, env, (String) prepared);
         }
-        queueLocked(c, new Queued(fenceOf(c), env, prepared, row, approval, null, null));
+        long fence = fenceOf(c);
+        queueLocked(c, row == null && approval == null && prepared == null && fence == StoreWriter.UNFENCED ? env
+                : new Queued(fence, env, prepared, row, approval, null, null));
         if (after != null) {
             workers.execute(LogContext.wrap(c.id, runId, after));
         }

@@ -4,10 +4,12 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.util.internal.PlatformDependent;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,8 +28,30 @@ final class Outbox {
     /** What an event costs beyond its text: keys, ids and framing of a typical frame. */
     private static final int EVENT_OVERHEAD_BYTES = 160;
 
-    /** Envelopes to send, {@link Primed} batches and {@link Refusal}s. */
-    private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
+    /**
+     * Slots a chunk of {@link #queue} holds: a full chunk links a new one and the reader drops those
+     * it has passed, so a busy queue allocates an array of this many slots where a linked queue
+     * allocates a node an event.
+     */
+    private static final int QUEUE_CHUNK = 64;
+    /** The most items the queue itself takes (the largest it can be); the outbox's bounds are far below it. */
+    private static final int MAX_QUEUED = 1 << 30;
+    private static final VarHandle QUEUE;
+
+    static {
+        try {
+            QUEUE = MethodHandles.lookup().findVarHandle(Outbox.class, "queue", Queue.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * Envelopes to send, {@link Primed} batches and {@link Refusal}s: many producers (the threads
+     * that emit), one consumer (the event loop). Made by the first item, so a connection that is
+     * sent nothing costs no queue.
+     */
+    private volatile Queue<Object> queue;
     private final AtomicInteger size = new AtomicInteger();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -149,7 +173,7 @@ final class Outbox {
             full = true;
             return false;
         }
-        queue.add(e);
+        queue().add(e);
         schedule();
         return true;
     }
@@ -157,7 +181,7 @@ final class Outbox {
     /** Queues events for the primer, in order with the events offered after them. */
     void prime(List<Envelope> shown) {
         if (open) {
-            queue.add(new Primed(shown));
+            queue().add(new Primed(shown));
             schedule();
         }
     }
@@ -165,9 +189,21 @@ final class Outbox {
     /** Queues an error for the refuser, in order with the events offered before and after it. */
     void refuse(GatewayError error) {
         if (open) {
-            queue.add(new Refusal(error));
+            queue().add(new Refusal(error));
             schedule();
         }
+    }
+
+    /** The queue, made by the first producer that needs it. */
+    private Queue<Object> queue() {
+        Queue<Object> q = queue;
+        if (q == null) {
+            q = PlatformDependent.newMpscQueue(QUEUE_CHUNK, MAX_QUEUED);
+            if (!QUEUE.compareAndSet(this, null, q)) {
+                q = queue;
+            }
+        }
+        return q;
     }
 
     private void schedule() {
@@ -185,7 +221,8 @@ final class Outbox {
         boolean wrote = false;
         int events = 0;
         Object item;
-        while (open && ctx.channel().isWritable() && (item = queue.poll()) != null) {
+        Queue<Object> queue = this.queue;
+        while (open && queue != null && ctx.channel().isWritable() && (item = queue.poll()) != null) {
             if (item instanceof Envelope e) {
                 size.decrementAndGet();
                 bytes.addAndGet(-estimate(e));
@@ -217,8 +254,9 @@ final class Outbox {
     /** Drops everything queued and refuses nothing more (the connection is gone). */
     void close() {
         open = false;
+        Queue<Object> queue = this.queue;
         Object item;
-        while ((item = queue.poll()) != null) {
+        while (queue != null && (item = queue.poll()) != null) {
             if (item instanceof Envelope e) {
                 size.decrementAndGet();
                 bytes.addAndGet(-estimate(e));
