@@ -110,6 +110,23 @@ class StoreWriterTest {
     }
 
     @Test
+    void writesQueuedWhileABatchWaitsForMoreDoNotWakeTheWriter() throws Exception {
+        queueABusyBatchBehindTheFirstCommit();
+        firstWriteMayEnd.countDown();
+        Thread.sleep(200);
+        // Each finds the queue empty (a conversation's first write since its last batch, a history message).
+        for (int i = 0; i < 50; i++) {
+            writer.write(this::fill, null);
+            Thread.sleep(2);
+        }
+        CountDownLatch ran = new CountDownLatch(1);
+        writer.run(ran::countDown);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(batches).as("one batch: the 64 and the 50 that came while it waited").containsExactly(1, 114);
+        assertThat(writer.lingerWakeUps()).as("woken by the action alone, not by each write").isLessThanOrEqualTo(2);
+    }
+
+    @Test
     void anActionQueuedWithTheWritesABatchFindsKeepsItFromWaiting() throws Exception {
         queueABusyBatchBehindTheFirstCommit();
         // Behind those writes someone who waits for them to be stored; the next batch finds them all at once.
