@@ -103,7 +103,8 @@ public final class StoreWriter {
 
     /**
      * Queued when the writes waiting reach {@link #MAX_BATCH}: it ends a lingering batch's wait,
-     * which otherwise sleeps until its deadline or the next op; nothing else is done with it.
+     * which otherwise sleeps until its deadline or an action ({@link #counted} wakes the writer
+     * when it queues this); nothing else is done with it.
      */
     private enum Full implements Op {
         INSTANCE
