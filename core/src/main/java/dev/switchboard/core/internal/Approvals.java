@@ -20,6 +20,7 @@ import dev.switchboard.core.spi.OperatorApprovals;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -328,12 +329,14 @@ public final class Approvals implements OperatorApprovals {
 
     private void decideStoredExternal(ConversationState c, ApprovalRecord stored, Command.DecideApproval cmd, Subscriber from) {
         synchronized (c) {
-            if (c.decidedExternally.contains(stored.approvalId())) {
+            if (c.decidedExternally == null) {
+                c.decidedExternally = new HashSet<>();
+            }
+            if (!c.decidedExternally.add(stored.approvalId())) {
                 from.reject(GatewayError.field(ErrorCode.CONFLICT, "approval_id",
                         "approval " + stored.approvalId() + " was already decided"));
                 return;
             }
-            c.decidedExternally.add(stored.approvalId());
             ApprovalRecord decided = stored.decided(cmd.approved(), cmd.feedback(), from.principal().id(),
                     clock.getAsLong());
             emitter.writeApprovalLocked(c, decided);

@@ -34,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -198,18 +199,26 @@ public final class ClusterLink {
                 return;
             }
             if (c.catchingUp) {
-                c.held.put(e.seq(), e);
+                hold(c, e);
                 return;
             }
             if (e.prevSeq() != c.lastSeq) {
                 // Something published before it never arrived (the bus reconnected): read the history.
-                c.held.put(e.seq(), e);
+                hold(c, e);
                 c.catchingUp = true;
                 workers.execute(LogContext.wrap(c.id, null, () -> catchUpQuietly(c)));
                 return;
             }
             apply(c, e);
         }
+    }
+
+    /** Keeps an entry that came before one it follows did; the caller holds the lock. */
+    private static void hold(ConversationState c, ClusterBus.Entry e) {
+        if (c.held == null) {
+            c.held = new TreeMap<>();
+        }
+        c.held.put(e.seq(), e);
     }
 
     /** Applies what the cluster has of the conversation after this node's last seq, now; never throws. */
@@ -252,19 +261,24 @@ public final class ClusterLink {
      */
     private void applyHeld(ConversationState c) {
         c.catchingUp = false;
-        var pending = c.held.values().iterator();
-        while (pending.hasNext()) {
-            ClusterBus.Entry e = pending.next();
-            if (e.seq() <= c.lastSeq) {
-                pending.remove();
-            } else if (e.prevSeq() <= c.lastSeq || c.gapReads >= GAP_READS) {
-                apply(c, e);
-                pending.remove();
-            } else {
-                break;
+        if (c.held != null) {
+            var pending = c.held.values().iterator();
+            while (pending.hasNext()) {
+                ClusterBus.Entry e = pending.next();
+                if (e.seq() <= c.lastSeq) {
+                    pending.remove();
+                } else if (e.prevSeq() <= c.lastSeq || c.gapReads >= GAP_READS) {
+                    apply(c, e);
+                    pending.remove();
+                } else {
+                    break;
+                }
+            }
+            if (c.held.isEmpty()) {
+                c.held = null;
             }
         }
-        if (c.held.isEmpty()) {
+        if (c.held == null) {
             c.gapReads = 0;
             return;
         }
@@ -742,6 +756,9 @@ public final class ClusterLink {
         ClusterBus.Publication event = new ClusterBus.Publication(env.seq(), ClusterPayload.encode(env, json));
         queued.incrementAndGet();
         if (c.publishing) {
+            if (c.outgoing == null) {
+                c.outgoing = new ArrayList<>();
+            }
             c.outgoing.add(event);
             return;
         }
@@ -773,9 +790,9 @@ public final class ClusterLink {
                 }
             }
             synchronized (c) {
-                if (!c.outgoing.isEmpty()) {
+                if (c.outgoing != null) {
                     List<ClusterBus.Publication> next = c.outgoing;
-                    c.outgoing = new ArrayList<>();
+                    c.outgoing = null;
                     send(c, lease, next);
                     return;
                 }

@@ -9,7 +9,6 @@ import dev.switchboard.core.spi.StoreBatch;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,13 +34,21 @@ public final class ConversationState {
     long storedSeq;
     /** The seq of the conversation's newest RunStarted, when known (0: read the log). */
     long newestRunStart;
-    /** Stored-only approvals of no run decided since this state was loaded (a once-guard). */
-    final Set<String> decidedExternally = new HashSet<>(0);
+    /**
+     * Stored-only approvals of no run decided since this state was loaded (a once-guard); null
+     * until the first. This and the other collections most conversations never use (those of a
+     * cluster below) are made when first needed: a conversation's state outlives many young
+     * collections, each of which copies it while it ages (bench/NOTES.md).
+     */
+    Set<String> decidedExternally;
     final List<Subscriber> subscribers = new ArrayList<>(2);
     /**
      * The most events the tail of a conversation nobody streams to keeps room for: an
      * {@code ArrayDeque}'s array never shrinks, so a tail grown while a run streamed is replaced
-     * by a small one once it is empty and the conversation quiet ({@link ConversationTable#evictIdle}).
+     * by a small one once it is empty and the conversation quiet ({@link ConversationTable#shrinkTailLocked}):
+     * when the store has a run's last events, rather than at the next sweep a minute later. Kept
+     * until then, the grown array of every conversation that ran lately outlived the young
+     * collections in between, each of which copied it.
      */
     static final int TAIL_KEPT_IDLE = 16;
     /** Every event not yet stored (and, of other nodes' events, the newest: Emitter.REMOTE_TAIL_KEPT). */
@@ -86,13 +93,14 @@ public final class ConversationState {
     Consumer<ClusterBus.Entry> live;
     /** Reading the bus's history: what arrives meanwhile waits in {@link #held}. */
     boolean catchingUp;
-    final TreeMap<Long, ClusterBus.Entry> held = new TreeMap<>();
+    /** Null while nothing waits (see ClusterLink.applyHeld). */
+    TreeMap<Long, ClusterBus.Entry> held;
     /** How many times the conversation was read again for an event still missing before {@link #held}. */
     int gapReads;
     /** A publish of this conversation's events is on its way: what is emitted meanwhile waits in {@link #outgoing}. */
     boolean publishing;
-    /** Events emitted while a publish was on its way, sent together when it is answered. */
-    List<ClusterBus.Publication> outgoing = new ArrayList<>(0);
+    /** Events emitted while a publish was on its way, sent together when it is answered; null for none. */
+    List<ClusterBus.Publication> outgoing;
     /**
      * A lease to let go once {@link #outgoing} is published and nothing is {@link #inFlight} to the
      * store: its release must follow its events, and says they are all durable.
@@ -104,10 +112,10 @@ public final class ConversationState {
      * before its first use.
      */
     volatile ClusterBus.Lease acquiring;
-    /** History messages other nodes' runs added lately, which the store may not hold yet. */
-    final ArrayDeque<InputMessage> remoteMessages = new ArrayDeque<>(0);
-    /** Approvals other nodes resolved lately, whose new state the store may not hold yet. */
-    final ArrayDeque<String> remoteResolved = new ArrayDeque<>(0);
+    /** History messages other nodes' runs added lately, which the store may not hold yet; null for none yet. */
+    ArrayDeque<InputMessage> remoteMessages;
+    /** Approvals other nodes resolved lately, whose new state the store may not hold yet; null for none yet. */
+    ArrayDeque<String> remoteResolved;
 
     ConversationState(String id, String owner, boolean persisted, long lastSeq, List<ApprovalRecord> open,
                       long touched) {

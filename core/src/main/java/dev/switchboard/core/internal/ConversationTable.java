@@ -134,7 +134,7 @@ public final class ConversationTable {
             return false;
         }
         synchronized (c) {
-            return c.remoteResolved.contains(a.approvalId());
+            return c.remoteResolved != null && c.remoteResolved.contains(a.approvalId());
         }
     }
 
@@ -171,10 +171,11 @@ public final class ConversationTable {
 
     /**
      * Replaces the empty tail of a conversation with no run going and nothing on its way to the
-     * store with a small one, if it grew (see ConversationState.TAIL_KEPT_IDLE). In a cluster a
-     * tail keeps other nodes' newest events, so it is left as it is.
+     * store with a small one, if it grew (see ConversationState.TAIL_KEPT_IDLE): once a run's last
+     * events are stored, and at every sweep. In a cluster a tail keeps other nodes' newest events,
+     * so it is left as it is. The caller holds the conversation's lock.
      */
-    private void shrinkTailLocked(ConversationState c) {
+    void shrinkTailLocked(ConversationState c) {
         if (cluster == null && c.tailGrew && c.active == null && c.inFlight == 0 && c.tail.isEmpty()) {
             c.tail = new ArrayDeque<>(ConversationState.TAIL_KEPT_IDLE);
             c.tailGrew = false;

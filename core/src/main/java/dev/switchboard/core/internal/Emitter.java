@@ -171,8 +171,12 @@ public final class Emitter {
                     }
                 }
             }
-            if (cluster != null && c.inFlight == 0) {
-                cluster.settledLocked(c);
+            if (c.inFlight == 0) {
+                if (cluster != null) {
+                    cluster.settledLocked(c);
+                } else {
+                    table.shrinkTailLocked(c);
+                }
             }
         }
     }
@@ -205,7 +209,7 @@ public final class Emitter {
         List<InputMessage> remote;
         synchronized (c) {
             unstored = List.copyOf(c.unstoredMessages);
-            remote = List.copyOf(c.remoteMessages);
+            remote = c.remoteMessages == null ? List.of() : List.copyOf(c.remoteMessages);
         }
         // Read after the copy: a message stored in between is in both, and counted once.
         List<InputMessage> all = new ArrayList<>(store.messages(c.id));
@@ -254,9 +258,11 @@ public final class Emitter {
                     known.add(row.message().id());
                 }
             }
-            for (InputMessage m : c.remoteMessages) {
-                if (ids.contains(m.id())) {
-                    known.add(m.id());
+            if (c.remoteMessages != null) {
+                for (InputMessage m : c.remoteMessages) {
+                    if (ids.contains(m.id())) {
+                        known.add(m.id());
+                    }
                 }
             }
         }
@@ -363,6 +369,9 @@ public final class Emitter {
             case APPROVAL_RESOLVED -> {
                 String approvalId = ((Event.ApprovalResolved) e).approvalId();
                 c.open.remove(approvalId);
+                if (c.remoteResolved == null) {
+                    c.remoteResolved = new ArrayDeque<>();
+                }
                 c.remoteResolved.addLast(approvalId);
                 if (c.remoteResolved.size() > REMOTE_RESOLVED_KEPT) {
                     c.remoteResolved.pollFirst();
@@ -373,6 +382,9 @@ public final class Emitter {
         }
         StoreBatch.MessageRow row = messageOf(env);
         if (row != null) {
+            if (c.remoteMessages == null) {
+                c.remoteMessages = new ArrayDeque<>();
+            }
             c.remoteMessages.addLast(row.message());
             if (c.remoteMessages.size() > REMOTE_MESSAGES_KEPT) {
                 c.remoteMessages.pollFirst();

@@ -37,20 +37,25 @@ class ConversationTableTest {
     }
 
     @Test
-    void aQuietConversationsTailThatGrewWhileItStreamedIsReplacedBySmallOne() throws Exception {
+    void aTailThatGrewWhileARunStreamedIsReplacedBySmallOneOnceTheStoreHasItsEvents() throws Exception {
         ConversationState streamed = table.load("c_streamed");
         ConversationState chatted = table.load("c_chatted");
-        streamAndStore(streamed, 200);
-        streamAndStore(chatted, ConversationState.TAIL_KEPT_IDLE);
-        ArrayDeque<Envelope> grown = streamed.tail;
+        ArrayDeque<Envelope> grown;
+        synchronized (streamed) {
+            for (int i = 0; i < 200; i++) {
+                emitter.emitLocked(streamed, null, "run_1", new Event.TextDelta("msg_1", "chunk " + i), null);
+            }
+            grown = streamed.tail;
+            assertThat(grown).as("every event stays in the tail until it is stored").hasSize(200);
+        }
         ArrayDeque<Envelope> small = chatted.tail;
-        assertThat(grown).as("stored events leave the tail").isEmpty();
+        streamAndStore(streamed, 0);
+        streamAndStore(chatted, ConversationState.TAIL_KEPT_IDLE);
 
-        table.evictIdle();
-
+        // Not at the next sweep, a minute later: until then the grown array outlives young collections.
         assertThat(streamed.tail).as("the grown tail is replaced").isNotSameAs(grown).isEmpty();
         assertThat(streamed.tailGrew).isFalse();
-        assertThat(chatted.tail).as("a tail that never held more than it keeps stays").isSameAs(small);
+        assertThat(chatted.tail).as("a tail that never held more than it keeps stays").isSameAs(small).isEmpty();
 
         // The new tail works as the old one: a resume reads what it holds until it is stored.
         streamAndStore(streamed, 3);
@@ -59,16 +64,32 @@ class ConversationTableTest {
     }
 
     @Test
-    void aTailWithEventsOnTheirWayToTheStoreIsKept() throws Exception {
+    void aGrownTailWithEventsOnTheirWayToTheStoreIsKept() throws Exception {
         ConversationState c = table.load("c_busy");
-        streamAndStore(c, 200);
         synchronized (c) {
-            emitter.emitLocked(c, null, "run_1", new Event.TextDelta("msg_1", "not stored yet"), null);
+            for (int i = 0; i < 200; i++) {
+                emitter.emitLocked(c, null, "run_1", new Event.TextDelta("msg_1", "chunk " + i), null);
+            }
             ArrayDeque<Envelope> tail = c.tail;
-            // The writer may store it meanwhile, as it does under load: the sweep runs on the writer
-            // after it. Here the sweep runs first, with the event still in the tail.
+            // The writer may store them meanwhile, as it does under load, but gives them back to the
+            // tail only under the conversation's lock, which this holds: the sweep sees them unstored.
             table.evictIdle();
-            assertThat(c.tail).isSameAs(tail).hasSize(1);
+            assertThat(c.tail).isSameAs(tail).hasSize(200);
         }
+        streamAndStore(c, 0);
+        assertThat(c.tail).isEmpty();
+        assertThat(store.events("c_busy", 0, Integer.MAX_VALUE)).hasSize(200);
+    }
+
+    @Test
+    void aConversationMakesNoneOfTheCollectionsOnlyAClusterOrAnOutsideDecisionUses() throws Exception {
+        ConversationState c = table.load("c_alone");
+        streamAndStore(c, 3);
+        // A conversation's state lives as long as the conversation is in memory: what most never use costs nothing.
+        assertThat(c.held).isNull();
+        assertThat(c.outgoing).isNull();
+        assertThat(c.remoteMessages).isNull();
+        assertThat(c.remoteResolved).isNull();
+        assertThat(c.decidedExternally).isNull();
     }
 }
