@@ -213,7 +213,7 @@ public final class ClusterLink {
         }
     }
 
-    /** Keeps an entry that came before one it follows did; the caller holds the lock. */
+    /** Keeps an entry that arrived ahead of one it follows, or while the conversation is read; the caller holds the lock. */
     private static void hold(ConversationState c, ClusterBus.Entry e) {
         if (c.held == null) {
             c.held = new TreeMap<>();
