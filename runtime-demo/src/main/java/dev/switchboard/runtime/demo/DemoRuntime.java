@@ -244,11 +244,15 @@ public final class DemoRuntime implements AgentRuntime {
         return out;
     }
 
-    /** A queue of steps played on the scheduler; pauses and approvals suspend it. */
+    /**
+     * A queue of steps played on the scheduler; pauses and approvals suspend it. A step is an
+     * {@link Event} to emit, most are, or a {@link Runnable}: an event is queued as itself, not in
+     * a closure, as a run queues its whole script before it plays it.
+     */
     private final class DemoRun implements RunHandle {
         private final RunRequest request;
         private final RunContext ctx;
-        private final Deque<Runnable> steps = new ArrayDeque<>();
+        private final Deque<Object> steps = new ArrayDeque<>();
         private volatile boolean cancelled;
         private boolean suspended;
 
@@ -258,7 +262,12 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         void emit(Event e) {
-            steps.add(() -> ctx.emit(e));
+            steps.add(e);
+        }
+
+        /** Queues a step that is not an event to emit. */
+        private void then(Runnable step) {
+            steps.add(step);
         }
 
         void open(String step) {
@@ -281,7 +290,7 @@ public final class DemoRuntime implements AgentRuntime {
 
         void pause(long ms) {
             if (ms > 0) {
-                steps.add(() -> {
+                then(() -> {
                     suspended = true;
                     scheduler.schedule(this::resume, ms, TimeUnit.MILLISECONDS);
                 });
@@ -311,7 +320,7 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         void approval(ApprovalRequest request, java.util.function.Consumer<ApprovalDecision> then) {
-            steps.add(() -> {
+            then(() -> {
                 suspended = true;
                 ctx.requestApproval(request).whenComplete((decision, error) -> scheduler.execute(() -> {
                     if (error == null) {
@@ -323,22 +332,26 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         void finish() {
-            steps.add(ctx::finish);
+            then(ctx::finish);
         }
 
         void fail(ErrorCode code, String message) {
-            steps.add(() -> ctx.fail(code, message));
+            then(() -> ctx.fail(code, message));
         }
 
         /** Plays steps until one suspends the run; on the scheduler thread. */
         void advance() {
             suspended = false;
             while (!suspended && !cancelled && !ctx.isDone()) {
-                Runnable step = steps.poll();
+                Object step = steps.poll();
                 if (step == null) {
                     return;
                 }
-                step.run();
+                if (step instanceof Event e) {
+                    ctx.emit(e);
+                } else {
+                    ((Runnable) step).run();
+                }
             }
         }
 
