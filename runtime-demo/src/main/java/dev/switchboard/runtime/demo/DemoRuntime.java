@@ -245,9 +245,9 @@ public final class DemoRuntime implements AgentRuntime {
     }
 
     /**
-     * A queue of steps played on the scheduler; pauses and approvals suspend it. A step is an
-     * {@link Event} to emit, most are, or a {@link Runnable}: an event is queued as itself, not in
-     * a closure, as a run queues its whole script before it plays it.
+     * A queue of steps played on the scheduler; pauses and approvals suspend it. Each step is an
+     * {@link Event} to emit (most are) or a {@link Runnable}; an event is queued as itself rather
+     * than in a closure, since a run queues its whole script before it plays it.
      */
     private final class DemoRun implements RunHandle {
         private final RunRequest request;
@@ -266,7 +266,7 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         /** Queues a step that is not an event to emit. */
-        private void then(Runnable step) {
+        private void queue(Runnable step) {
             steps.add(step);
         }
 
@@ -290,7 +290,7 @@ public final class DemoRuntime implements AgentRuntime {
 
         void pause(long ms) {
             if (ms > 0) {
-                then(() -> {
+                queue(() -> {
                     suspended = true;
                     scheduler.schedule(this::resume, ms, TimeUnit.MILLISECONDS);
                 });
@@ -320,7 +320,7 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         void approval(ApprovalRequest request, java.util.function.Consumer<ApprovalDecision> then) {
-            then(() -> {
+            queue(() -> {
                 suspended = true;
                 ctx.requestApproval(request).whenComplete((decision, error) -> scheduler.execute(() -> {
                     if (error == null) {
@@ -332,11 +332,11 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         void finish() {
-            then(ctx::finish);
+            queue(ctx::finish);
         }
 
         void fail(ErrorCode code, String message) {
-            then(() -> ctx.fail(code, message));
+            queue(() -> ctx.fail(code, message));
         }
 
         /** Plays steps until one suspends the run; on the scheduler thread. */
