@@ -499,6 +499,8 @@ class ConversationHubTest {
             assertThat(one.request().messages()).hasSize(600);
             one.ctx().finish();
             a.until(Event::terminal, WAIT);
+            // Stored, so no longer on their way from memory.
+            own.flushed().get(5, TimeUnit.SECONDS);
             List<InputMessage> resent = new ArrayList<>(history);
             resent.add(fresh);
             own.submit(withMessages("c1", resent), a);
@@ -506,6 +508,42 @@ class ConversationHubTest {
             assertThat(two.request().messages()).containsExactly(fresh);
             assertThat(asked).as("too many ids to keep: the store's index tells").hasValue(1);
             two.ctx().finish();
+            a.until(Event::terminal, WAIT);
+        }
+    }
+
+    @Test
+    void aNewMessageAloneAfterALongHistoryIsToldNewWithoutTheStore() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        ConversationStore counting = countingKnownIdQueries(asked);
+        List<InputMessage> history = new ArrayList<>();
+        for (int i = 0; i < 600; i++) {
+            history.add(InputMessage.text("u" + i, Role.USER, "message " + i));
+        }
+        RecordingSubscriber a = new RecordingSubscriber();
+        try (ConversationHub own = ConversationHub.builder().store(counting).runtime(runtime).build()) {
+            own.submit(withMessages("c1", history), a);
+            ManualRuntime.Started one = runtime.next();
+            one.ctx().emit(new Event.MessageCompleted("m1", "answer one", List.of()));
+            one.ctx().finish();
+            a.until(Event::terminal, WAIT);
+            // As HAI clients and the load generator do: the new message alone, run after run.
+            for (int i = 0; i < 3; i++) {
+                InputMessage fresh = InputMessage.text("u-new" + i, Role.USER, "one more");
+                own.submit(withMessages("c1", List.of(fresh)), a);
+                ManualRuntime.Started next = runtime.next();
+                assertThat(next.request().messages()).containsExactly(fresh);
+                next.ctx().finish();
+                a.until(Event::terminal, WAIT);
+            }
+            assertThat(asked).as("the filter of every id tells a new one without the store").hasValue(0);
+            // One it holds is still told known: an answer of the runtime's, resent with a new message.
+            InputMessage answer = InputMessage.text("m1", Role.ASSISTANT, "answer one");
+            InputMessage last = InputMessage.text("u-last", Role.USER, "last");
+            own.submit(withMessages("c1", List.of(answer, last)), a);
+            ManualRuntime.Started end = runtime.next();
+            assertThat(end.request().messages()).containsExactly(last);
+            end.ctx().finish();
             a.until(Event::terminal, WAIT);
         }
     }

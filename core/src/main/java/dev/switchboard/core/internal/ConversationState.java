@@ -68,6 +68,12 @@ public final class ConversationState {
      * store, which of the client's messages are new. Null once that is not so (see Emitter.knownMessageIds).
      */
     MessageIdSet messageIds;
+    /**
+     * Every history message id of the conversation, as a filter that tells the new ones surely,
+     * once {@link #messageIds} grew too long for memory (null before that, and after the filter is
+     * full, or when this node does not know every id); see Emitter.knownMessageIds.
+     */
+    MessageIdFilter messageIdFilter;
     /** Undecided approvals by id, in seq order, whether stored yet or not. */
     final Map<String, ApprovalRecord> open = new LinkedHashMap<>();
 

@@ -231,19 +231,27 @@ public final class Emitter {
     /** Adds a history message's id to those the conversation keeps, if it keeps them; the caller holds its lock. */
     private static void rememberIdLocked(ConversationState c, String messageId) {
         MessageIdSet kept = c.messageIds;
-        if (kept != null && kept.add(messageId) && kept.size() > MESSAGE_IDS_KEPT) {
-            // A long history: its ids cost more memory than the store's index costs a run's start.
-            c.messageIds = null;
+        if (kept != null) {
+            if (kept.add(messageId) && kept.size() > MESSAGE_IDS_KEPT) {
+                // A long history: its ids cost more memory than the store's index costs a run's start,
+                // but a filter of them still tells a new id from those that may be known.
+                c.messageIdFilter = MessageIdFilter.of(kept);
+                c.messageIds = null;
+            }
+        } else if (c.messageIdFilter != null && !c.messageIdFilter.add(messageId)) {
+            c.messageIdFilter = null;
         }
     }
 
     /**
      * Which of {@code ids} name messages of the conversation's history: from memory when the
      * conversation keeps every id of it, else those on their way from memory and the others from
-     * the store's index (never the whole history: a run's start asks this).
+     * the store's index (never the whole history: a run's start asks this), but for those its
+     * filter of every id, if it has one, says are new.
      */
     Set<String> knownMessageIds(ConversationState c, Set<String> ids) {
         Set<String> known = new HashSet<>();
+        List<String> rest;
         synchronized (c) {
             if (c.messageIds != null) {
                 for (String id : ids) {
@@ -265,9 +273,13 @@ public final class Emitter {
                     }
                 }
             }
+            // The filter holds an id from when its message is made, before it is stored.
+            MessageIdFilter filter = c.messageIdFilter;
+            rest = ids.stream()
+                    .filter(id -> !known.contains(id) && (filter == null || filter.mightContain(id)))
+                    .toList();
         }
         // Asked after the copy: a message stored in between leaves memory only once it is stored.
-        List<String> rest = ids.stream().filter(id -> !known.contains(id)).toList();
         if (!rest.isEmpty()) {
             known.addAll(store.knownMessageIds(c.id, rest));
         }

@@ -50,13 +50,23 @@ final class MessageIdSet {
         return size;
     }
 
-    private void grow() {
-        long[] bigger = new long[slots.length * 2];
+    /** What takes a fingerprint's two halves. */
+    interface FingerprintConsumer {
+        void accept(long a, long b);
+    }
+
+    /** Hands every id's fingerprint to {@code to}, in no order. */
+    void forEach(FingerprintConsumer to) {
         for (int i = 0; i < slots.length; i += 2) {
             if (slots[i] != 0 || slots[i + 1] != 0) {
-                insert(bigger, slots[i], slots[i + 1]);
+                to.accept(slots[i], slots[i + 1]);
             }
         }
+    }
+
+    private void grow() {
+        long[] bigger = new long[slots.length * 2];
+        forEach((a, b) -> insert(bigger, a, b));
         slots = bigger;
     }
 
@@ -85,11 +95,11 @@ final class MessageIdSet {
         table[2 * i + 1] = b;
     }
 
-    private static long fingerprintA(String id) {
+    static long fingerprintA(String id) {
         return nonZero(sipHash24(KEYS[0], KEYS[1], id));
     }
 
-    private static long fingerprintB(String id) {
+    static long fingerprintB(String id) {
         return sipHash24(KEYS[2], KEYS[3], id);
     }
 
