@@ -482,15 +482,20 @@ class ConversationHubTest {
         }
     }
 
-    @Test
-    void aHistoryLongerThanTheIdsKeptInMemoryIsToldFromTheStore() throws Exception {
-        AtomicInteger asked = new AtomicInteger();
-        ConversationStore counting = countingKnownIdQueries(asked);
-        // More messages than the 512 ids a conversation keeps in memory.
+    /** More user messages than the 512 ids a conversation keeps in memory. */
+    private static List<InputMessage> longHistory() {
         List<InputMessage> history = new ArrayList<>();
         for (int i = 0; i < 600; i++) {
             history.add(InputMessage.text("u" + i, Role.USER, "message " + i));
         }
+        return history;
+    }
+
+    @Test
+    void aHistoryLongerThanTheIdsKeptInMemoryIsToldFromTheStore() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        ConversationStore counting = countingKnownIdQueries(asked);
+        List<InputMessage> history = longHistory();
         InputMessage fresh = InputMessage.text("u-new", Role.USER, "one more");
         RecordingSubscriber a = new RecordingSubscriber();
         try (ConversationHub own = ConversationHub.builder().store(counting).runtime(runtime).build()) {
@@ -516,10 +521,7 @@ class ConversationHubTest {
     void aNewMessageAloneAfterALongHistoryIsToldNewWithoutTheStore() throws Exception {
         AtomicInteger asked = new AtomicInteger();
         ConversationStore counting = countingKnownIdQueries(asked);
-        List<InputMessage> history = new ArrayList<>();
-        for (int i = 0; i < 600; i++) {
-            history.add(InputMessage.text("u" + i, Role.USER, "message " + i));
-        }
+        List<InputMessage> history = longHistory();
         RecordingSubscriber a = new RecordingSubscriber();
         try (ConversationHub own = ConversationHub.builder().store(counting).runtime(runtime).build()) {
             own.submit(withMessages("c1", history), a);

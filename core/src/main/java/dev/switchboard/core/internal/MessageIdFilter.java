@@ -12,9 +12,9 @@ import java.util.Arrays;
  *
  * <p>It grows in layers: each takes twice the ids of the one before, at 16 bits an id (some 0.06%
  * false positives once full), and ids go to the newest; an id is held when any layer holds it. It
- * starts at 2 KiB for 1,024 ids, a fifth of the set it replaces. Past {@link #MAX_IDS} it refuses
- * more ({@link #add} answers false) and the conversation drops it for the store's index, so it
- * never holds more than 62 KiB. Not thread-safe: guarded by the conversation's lock.
+ * starts at 2 KiB for 1,024 ids, where the set it replaces held 32 KiB. Past {@link #MAX_IDS} it
+ * refuses more ({@link #add} answers false) and the conversation drops it for the store's index,
+ * so it never holds more than 62 KiB. Not thread-safe: guarded by the conversation's lock.
  */
 final class MessageIdFilter {
     /** The most ids a filter takes. */
@@ -32,7 +32,7 @@ final class MessageIdFilter {
     private int inNewest;
     private int size;
 
-    /** A filter of the ids in {@code exact}, with room for as many again before it adds a layer. */
+    /** A filter of the ids in {@code exact}, with room for about as many again before it adds a layer. */
     static MessageIdFilter of(MessageIdSet exact) {
         MessageIdFilter filter = new MessageIdFilter();
         filter.addLayer(Math.max(64, Integer.highestOneBit(exact.size()) * 2));
