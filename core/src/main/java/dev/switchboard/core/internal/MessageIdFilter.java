@@ -19,15 +19,13 @@ import java.util.Arrays;
 final class MessageIdFilter {
     /** The most ids a filter takes. */
     static final int MAX_IDS = 1 << 14;
-    /** Bits a layer gives an id it was sized for, at least (rounded up to a power of two in all: 16). */
-    private static final int BITS_PER_ID = 12;
+    /** Bits a layer gives each id it takes; with a power of two of ids, a layer's bits are one too. */
+    private static final int BITS_PER_ID = 16;
     /** Bits an id sets in its layer. */
     private static final int PROBES = 8;
 
+    /** The layers' bits, oldest first; a layer takes {@code bits / BITS_PER_ID} ids. */
     private long[][] layers = new long[0][];
-    /** The bits of each layer, a power of two; and how many ids it takes before the next begins. */
-    private int[] shifts = new int[0];
-    private int[] capacities = new int[0];
     /** Ids added to the newest layer, and in all. */
     private int inNewest;
     private int size;
@@ -45,15 +43,14 @@ final class MessageIdFilter {
         if (size >= MAX_IDS) {
             return false;
         }
-        int newest = layers.length - 1;
-        if (inNewest >= capacities[newest]) {
-            addLayer(capacities[newest] * 2);
-            newest++;
+        long[] bits = layers[layers.length - 1];
+        int capacity = bits.length * 64 / BITS_PER_ID;
+        if (inNewest >= capacity) {
+            bits = addLayer(capacity * 2);
         }
-        long[] bits = layers[newest];
-        int shift = shifts[newest];
+        int shift = shift(bits);
         for (int i = 0; i < PROBES; i++) {
-            int bit = (int) ((a + i * b) >>> shift);
+            int bit = bit(a, b, i, shift);
             bits[bit >>> 6] |= 1L << bit;
         }
         inNewest++;
@@ -70,8 +67,8 @@ final class MessageIdFilter {
     boolean mightContain(String id) {
         long a = MessageIdSet.fingerprintA(id);
         long b = MessageIdSet.fingerprintB(id);
-        for (int layer = 0; layer < layers.length; layer++) {
-            if (holds(layers[layer], shifts[layer], a, b)) {
+        for (long[] bits : layers) {
+            if (holds(bits, a, b)) {
                 return true;
             }
         }
@@ -82,9 +79,10 @@ final class MessageIdFilter {
         return size;
     }
 
-    private static boolean holds(long[] bits, int shift, long a, long b) {
+    private static boolean holds(long[] bits, long a, long b) {
+        int shift = shift(bits);
         for (int i = 0; i < PROBES; i++) {
-            int bit = (int) ((a + i * b) >>> shift);
+            int bit = bit(a, b, i, shift);
             if ((bits[bit >>> 6] & 1L << bit) == 0) {
                 return false;
             }
@@ -92,16 +90,22 @@ final class MessageIdFilter {
         return true;
     }
 
-    private void addLayer(int capacity) {
-        // At least 12 bits an id, rounded up to a power of two so that a position is a hash's top bits.
-        int bits = Integer.highestOneBit(capacity * BITS_PER_ID - 1) << 1;
-        int n = layers.length;
-        layers = Arrays.copyOf(layers, n + 1);
-        shifts = Arrays.copyOf(shifts, n + 1);
-        capacities = Arrays.copyOf(capacities, n + 1);
-        layers[n] = new long[bits / 64];
-        shifts[n] = 64 - Integer.numberOfTrailingZeros(bits);
-        capacities[n] = capacity;
+    /** How far a hash is shifted for its top bits to be a position in {@code bits}, a power of two of them. */
+    private static int shift(long[] bits) {
+        return 64 - Integer.numberOfTrailingZeros(bits.length * 64);
+    }
+
+    /** The position of the fingerprint's {@code i}th probe: the top bits of {@code a + i b}. */
+    private static int bit(long a, long b, int i, int shift) {
+        return (int) ((a + i * b) >>> shift);
+    }
+
+    /** Starts a layer for {@code capacity} ids, a power of two, and answers its bits. */
+    private long[] addLayer(int capacity) {
+        long[] bits = new long[capacity * BITS_PER_ID / 64];
+        layers = Arrays.copyOf(layers, layers.length + 1);
+        layers[layers.length - 1] = bits;
         inNewest = 0;
+        return bits;
     }
 }
