@@ -425,6 +425,8 @@ public final class SqliteConversationStore implements ConversationStore {
     /** The batch's events by conversation, as indexes into its event list; reused batch to batch. */
     private final Map<String, EventGroup> groups = new LinkedHashMap<>();
     private final StringBuilder segmentPayload = new StringBuilder(4096);
+    /** {@link #segmentPayload}'s bytes, bound to the row (see Utf8Payload). */
+    private final Utf8Payload segmentBytes = new Utf8Payload();
 
     private SqliteConversationStore(Path file, Connection writer, Connection reader, Connection seqs)
             throws SQLException {
@@ -440,7 +442,7 @@ public final class SqliteConversationStore implements ConversationStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""");
         insertEvent = writer.prepareStatement("""
                 INSERT INTO events (conversation_key, seq, last_seq, run_id, ts, kind, payload)
-                VALUES (?, ?, ?, ?, ?, ?, ?)""");
+                VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT))""");
         selectOverlap = writer.prepareStatement(SELECT_OVERLAP_BY_KEY);
         selectOverlapById = writer.prepareStatement(SELECT_OVERLAP);
         selectKnown = writer.prepareStatement(SELECT_KNOWN);
@@ -823,7 +825,7 @@ public final class SqliteConversationStore implements ConversationStore {
             EventSegments.end(segmentPayload);
             insertEvent.setLong(3, lastSeq);
             insertEvent.setString(6, SEGMENT_KIND);
-            insertEvent.setString(7, segmentPayload.toString());
+            insertEvent.setBytes(7, segmentBytes.encode(segmentPayload));
         }
         insertEvent.addBatch();
     }

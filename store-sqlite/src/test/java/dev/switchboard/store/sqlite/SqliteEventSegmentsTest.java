@@ -439,6 +439,31 @@ class SqliteEventSegmentsTest {
     }
 
     @Test
+    void aSegmentsPayloadIsStoredAsTextWhateverItsCharacters() throws Exception {
+        List<Envelope> written = List.of(
+                event(1, T0, new Event.MessageStarted("m1", Role.ASSISTANT)),
+                event(2, T0, new Event.TextDelta("m1", "caf\u00e9 \u20ac")),
+                event(3, T0 + 1, new Event.TextDelta("m1", " \ud83d\ude42 \u4e2d\u6587")),
+                event(4, T0 + 2, new Event.TextDelta("m1", "plain")),
+                event(5, T0 + 3, new Event.RunFinished()));
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0));
+            written.forEach(e -> batch.addEvent(e, store.prepare(e)));
+            store.write(batch);
+            assertThat(store.events(CONV, 0, 100)).isEqualTo(written);
+        }
+        assertThat(rows(CONV)).containsExactly("1-4 SEGMENT", "5-null RUN_FINISHED");
+        Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
+        assertThat(query(file, "SELECT typeof(payload) FROM events")).containsExactly("text", "text");
+        assertThat(query(file, "SELECT payload FROM events WHERE last_seq IS NOT NULL")).containsExactly(
+                "[0,{\"type\":\"message_started\",\"messageId\":\"m1\",\"role\":\"assistant\"}"
+                        + ",0,{\"type\":\"text_delta\",\"messageId\":\"m1\",\"delta\":\"caf\u00e9 \u20ac\"}"
+                        + ",1,\" \ud83d\ude42 \u4e2d\u6587\",2,\"plain\"]");
+        assertThat(query(file, "SELECT length(payload) FROM events WHERE last_seq IS NOT NULL"))
+                .as("characters, not bytes: SQLite reads it as text").containsExactly("144");
+    }
+
+    @Test
     void aSegmentOfObjectsOnlyAsVersionSixWroteItReadsAsBefore() throws Exception {
         List<Envelope> written = List.of(
                 event(1, T0, new Event.MessageStarted("m1", Role.ASSISTANT)),
