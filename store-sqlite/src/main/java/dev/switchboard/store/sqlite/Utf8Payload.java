@@ -9,18 +9,26 @@ import java.util.Arrays;
  * The driver binds a {@code String} by encoding it to a new array, so a payload bound as text was
  * copied twice on the heap (the builder's {@code toString}, then its UTF-8 bytes); bound as these
  * bytes and cast to text in the statement ({@code CAST(? AS TEXT)}), it is copied once. The bytes
- * are written to a scratch array first, three bytes a character at most, which grows with the
- * longest payload as the builder that holds it does; one writer thread uses it.
+ * are written to a scratch array first, three bytes a character at most. The scratch is kept from
+ * payload to payload up to {@link #KEPT_BYTES}, enough for a segment of full length; a longer
+ * payload (a segment whose first event is large) takes an array of its own, dropped after it. One
+ * writer thread uses it.
  */
 final class Utf8Payload {
+    /** The largest scratch kept between payloads: three bytes for each character a segment grows to. */
+    static final int KEPT_BYTES = 3 * SqliteConversationStore.SEGMENT_CHARS;
+
     private byte[] scratch = new byte[3 * 4096];
 
     byte[] encode(StringBuilder payload) {
         int n = payload.length();
-        if (scratch.length < 3 * n) {
-            scratch = new byte[Math.max(3 * n, 2 * scratch.length)];
-        }
         byte[] out = scratch;
+        if (out.length < 3 * n) {
+            out = new byte[Math.max(3 * n, Math.min(2 * out.length, KEPT_BYTES))];
+            if (out.length <= KEPT_BYTES) {
+                scratch = out;
+            }
+        }
         int o = 0;
         for (int i = 0; i < n; i++) {
             char c = payload.charAt(i);
@@ -44,5 +52,10 @@ final class Utf8Payload {
             }
         }
         return Arrays.copyOf(out, o);
+    }
+
+    /** The bytes of the scratch kept for the next payload. */
+    int keptBytes() {
+        return scratch.length;
     }
 }

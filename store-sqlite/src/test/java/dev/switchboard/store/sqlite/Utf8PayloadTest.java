@@ -30,4 +30,16 @@ class Utf8PayloadTest {
         String ascii = "y".repeat(70_000);
         assertThat(utf8.encode(new StringBuilder(ascii))).isEqualTo(ascii.getBytes(StandardCharsets.UTF_8));
     }
+
+    @Test
+    void aPayloadLongerThanASegmentGrowsTheKeptScratchNoFurther() {
+        Utf8Payload utf8 = new Utf8Payload();
+        String segment = "s".repeat(SqliteConversationStore.SEGMENT_CHARS);
+        assertThat(utf8.encode(new StringBuilder(segment))).isEqualTo(segment.getBytes(StandardCharsets.UTF_8));
+        assertThat(utf8.keptBytes()).isEqualTo(Utf8Payload.KEPT_BYTES);
+        String large = "\u2713".repeat(1 << 20);
+        assertThat(utf8.encode(new StringBuilder(large))).isEqualTo(large.getBytes(StandardCharsets.UTF_8));
+        assertThat(utf8.keptBytes()).isEqualTo(Utf8Payload.KEPT_BYTES);
+        assertThat(utf8.encode(new StringBuilder("[0,\"after\"]"))).isEqualTo("[0,\"after\"]".getBytes(StandardCharsets.UTF_8));
+    }
 }
