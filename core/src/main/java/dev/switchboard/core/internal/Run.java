@@ -102,7 +102,9 @@ final class Run implements RunContext {
             handle = h;
             starting = false;
             conversation.notifyAll();
-            cancelNow = ended || stopping;
+            // The hub stopped the run while it started; a run the runtime ended itself (it may play
+            // a short one inside start) has nothing to cancel.
+            cancelNow = stopping;
         }
         if (cancelNow && h != null) {
             h.cancel();

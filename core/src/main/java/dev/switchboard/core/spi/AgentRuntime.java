@@ -7,7 +7,10 @@ import java.util.List;
 /**
  * An agent that answers runs. {@link #start} must return quickly: the runtime does its work
  * on its own threads and reports through the {@link RunContext}, ending every run with
- * exactly one {@link RunContext#finish()} or {@link RunContext#fail}.
+ * exactly one {@link RunContext#finish()} or {@link RunContext#fail}. The hub calls {@code start}
+ * and {@link #resume} on its workers, never on a connection's thread, so a runtime may also report
+ * from inside them: one whose work is only computation can play a short run, even to its end,
+ * before {@code start} returns, and save the hand-over to a thread of its own.
  */
 public interface AgentRuntime extends AutoCloseable {
 

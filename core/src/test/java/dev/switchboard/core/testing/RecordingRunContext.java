@@ -29,6 +29,8 @@ public final class RecordingRunContext implements RunContext {
 
     private final List<InputMessage> history;
     private final List<Event> events = new ArrayList<>();
+    /** The thread that emitted each event, by its place in {@link #events}. */
+    private final List<Thread> emitters = new ArrayList<>();
     private final BlockingQueue<Asked> approvals = new LinkedBlockingQueue<>();
     private final CompletableFuture<Event> end = new CompletableFuture<>();
     /** The thread that read the history last; null before any did. */
@@ -49,6 +51,7 @@ public final class RecordingRunContext implements RunContext {
         }
         if (!end.isDone()) {
             events.add(event);
+            emitters.add(Thread.currentThread());
         }
     }
 
@@ -94,6 +97,11 @@ public final class RecordingRunContext implements RunContext {
     /** The events emitted so far. */
     public synchronized List<Event> events() {
         return List.copyOf(events);
+    }
+
+    /** The thread that emitted each event so far, in the order of {@link #events()}. */
+    public synchronized List<Thread> emitters() {
+        return List.copyOf(emitters);
     }
 
     /** The events of one kind emitted so far. */

@@ -59,6 +59,11 @@ public final class DemoRuntime implements AgentRuntime {
     static final int MAX_BENCHMARK_CHUNKS = 100_000;
     /** The text of every chunk of a {@code benchmark} run. */
     static final String BENCHMARK_CHUNK = "token ";
+    /**
+     * Steps a run plays on the thread that starts it before the scheduler plays on: a short run
+     * (the load generator's 104 chunks) whole, a long one no longer than about a millisecond there.
+     */
+    static final int STEPS_ON_CALLER = 256;
 
     private final long chunkDelayMs;
     private final ScheduledExecutorService scheduler;
@@ -85,16 +90,7 @@ public final class DemoRuntime implements AgentRuntime {
     public RunHandle start(RunRequest request, RunContext ctx) {
         String text = newestUserText(request.messages());
         DemoRun run = new DemoRun(request, ctx);
-        scheduler.execute(LogContext.wrap(request, () -> {
-            try {
-                script(run, text);
-                run.advance();
-            } catch (RuntimeException e) {
-                log.error("demo run {} failed", request.runId(), e);
-                ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
-            }
-        }));
-        return run;
+        return run.play(() -> script(run, text));
     }
 
     @Override
@@ -111,7 +107,7 @@ public final class DemoRuntime implements AgentRuntime {
         return "";
     }
 
-    /** Fills the run's steps for this message; runs on the scheduler. */
+    /** Fills the run's steps for this message. */
     private void script(DemoRun run, String message) {
         String m = message.toLowerCase(Locale.ROOT).strip();
         Matcher benchmark = BENCHMARK.matcher(m);
@@ -219,7 +215,7 @@ public final class DemoRuntime implements AgentRuntime {
     @Override
     public RunHandle resume(RunRequest request, List<ApprovalRecord> decided, RunContext ctx) {
         DemoRun run = new DemoRun(request, ctx);
-        scheduler.execute(LogContext.wrap(request, () -> {
+        return run.play(() -> {
             for (ApprovalRecord a : decided) {
                 Event.ApprovalRequested req = a.request();
                 if (!req.toolName().equals(REPORT_TOOL)) {
@@ -229,9 +225,7 @@ public final class DemoRuntime implements AgentRuntime {
                 reportOutcome(run, req.toolCallId(), req.arguments(), a.status() == ApprovalRecord.Status.APPROVED,
                         a.feedback());
             }
-            run.advance();
-        }));
-        return run;
+        });
     }
 
     private static List<String> chunks(String... parts) {
@@ -245,7 +239,8 @@ public final class DemoRuntime implements AgentRuntime {
     }
 
     /**
-     * A queue of steps played on the scheduler; pauses and approvals suspend it. Each step is an
+     * A queue of steps, played first by the thread that starts the run and then by the scheduler
+     * (see {@link #play}); pauses and approvals suspend it. Each step is an
      * {@link Event} to emit (most are) or a {@link Runnable}; an event is queued as itself rather
      * than in a closure, since a run queues its whole script before it plays it.
      */
@@ -339,13 +334,38 @@ public final class DemoRuntime implements AgentRuntime {
             queue(() -> ctx.fail(code, message));
         }
 
-        /** Plays steps until one suspends the run; on the scheduler thread. */
-        void advance() {
+        /**
+         * Fills the run's steps with {@code script} and plays them on the calling thread (the hub's
+         * worker that starts the run) until one suspends the run or {@link #STEPS_ON_CALLER} are
+         * played; the scheduler plays on from there. A run that pauses nowhere (no chunk delay) and
+         * is short is over before {@code start} returns, without a hand-over between threads.
+         */
+        RunHandle play(Runnable script) {
+            try {
+                script.run();
+                if (advance(STEPS_ON_CALLER)) {
+                    scheduler.execute(this::resume);
+                }
+            } catch (RuntimeException e) {
+                log.error("demo run {} failed", request.runId(), e);
+                ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
+            }
+            return this;
+        }
+
+        /**
+         * Plays at most {@code limit} steps, stopping early where one suspends the run; true when
+         * steps remain to be played now (the limit was reached).
+         */
+        boolean advance(int limit) {
             suspended = false;
-            while (!suspended && !cancelled && !ctx.isDone()) {
+            for (int played = 0; !suspended && !cancelled && !ctx.isDone(); played++) {
+                if (played == limit) {
+                    return !steps.isEmpty();
+                }
                 Object step = steps.poll();
                 if (step == null) {
-                    return;
+                    return false;
                 }
                 if (step instanceof Event e) {
                     ctx.emit(e);
@@ -353,13 +373,14 @@ public final class DemoRuntime implements AgentRuntime {
                     ((Runnable) step).run();
                 }
             }
+            return false;
         }
 
         /** Plays on after a pause or a decision, with the run's ids in the log context. */
         private void resume() {
             try (LogContext.Scope ids = LogContext.open(request)) {
                 try {
-                    advance();
+                    advance(Integer.MAX_VALUE);
                 } catch (RuntimeException e) {
                     log.error("demo run {} failed", request.runId(), e);
                     ctx.fail(ErrorCode.INTERNAL, "the demo agent failed");
