@@ -1,6 +1,7 @@
 package dev.switchboard.core.internal;
 
 import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.DeliveryBurst;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Ids;
@@ -69,14 +70,19 @@ final class Run implements RunContext {
         this.span = runs.traces.run(runs.runtime.id(), request, from);
     }
 
+    /**
+     * Starts the run in its runtime. What the runtime emits before {@code start} returns reaches
+     * the subscribers in one burst ({@link DeliveryBurst}): the event loop is woken once for it.
+     */
     void launch() {
-        try (LogContext.Scope ids = LogContext.open(request)) {
+        try (LogContext.Scope ids = LogContext.open(request); DeliveryBurst burst = DeliveryBurst.open()) {
             begin(() -> runs.runtime.start(request, this));
         }
     }
 
+    /** Continues the run in its runtime with these decisions; what it emits meanwhile, in one burst. */
     void continueWith(List<ApprovalRecord> decided) {
-        try (LogContext.Scope ids = LogContext.open(request)) {
+        try (LogContext.Scope ids = LogContext.open(request); DeliveryBurst burst = DeliveryBurst.open()) {
             begin(() -> runs.runtime.resume(request, decided, this));
         }
     }

@@ -2,6 +2,7 @@ package dev.switchboard.core.internal;
 
 import dev.switchboard.core.Command;
 import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.DeliveryBurst;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
@@ -161,7 +162,8 @@ public final class Runs {
             return;
         }
         boolean started = false;
-        try {
+        // The run's start and what its runtime plays at once reach its subscribers in one burst.
+        try (DeliveryBurst burst = DeliveryBurst.open()) {
             started = start(c, cmd, from, principal, fresh);
         } finally {
             if (cluster != null && !started) {

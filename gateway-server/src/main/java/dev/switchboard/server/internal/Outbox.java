@@ -1,5 +1,6 @@
 package dev.switchboard.server.internal;
 
+import dev.switchboard.core.DeliveryBurst;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
@@ -55,6 +56,11 @@ final class Outbox {
     private final AtomicInteger size = new AtomicInteger();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicBoolean scheduled = new AtomicBoolean();
+    /**
+     * The scheduled drain waits for the end of a burst on the emitting thread ({@link DeliveryBurst}):
+     * an offer that finds the queue half full schedules it at once.
+     */
+    private volatile boolean drainHeld;
     private final int maxEvents;
     private final long maxBytes;
     private final Consumer<Envelope> encoder;
@@ -175,6 +181,11 @@ final class Outbox {
         }
         queue().add(e);
         schedule();
+        if (drainHeld && (size.get() > maxEvents / 2 || bytes.get() > maxBytes / 2)) {
+            // Held back no longer: a burst may delay what the client reads, never overflow its queue.
+            drainHeld = false;
+            ctx.executor().execute(drainTask);
+        }
         return true;
     }
 
@@ -206,14 +217,23 @@ final class Outbox {
         return q;
     }
 
+    /**
+     * Wakes the event loop to drain, unless a drain is scheduled already; while the emitting thread
+     * is in a burst, at the burst's end.
+     */
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
-            ctx.executor().execute(drainTask);
+            drainHeld = true;
+            if (!DeliveryBurst.hold(ctx.executor(), drainTask)) {
+                drainHeld = false;
+                ctx.executor().execute(drainTask);
+            }
         }
     }
 
     /** Writes queued events while the channel is writable; on the event loop. */
     void drain() {
+        drainHeld = false;
         scheduled.set(false);
         if (paused || !open) {
             return;

@@ -1,5 +1,6 @@
 package dev.switchboard.server.internal;
 
+import dev.switchboard.core.DeliveryBurst;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import io.netty.buffer.ByteBuf;
@@ -80,5 +81,46 @@ class OutboxTest {
         assertThat(written).containsExactly(1L, 2L);
         assertThat(outbox.overflowed()).as("the first report ends the connection").isTrue();
         assertThat(outbox.overflowed()).as("later ones do nothing more").isFalse();
+    }
+
+    @Test
+    void inABurstTheDrainWaitsForTheBurstsEndAndWritesItAll() {
+        List<Long> written = new ArrayList<>();
+        Outbox outbox = new Outbox(100, 1 << 20, e -> written.add(e.seq()), e -> {
+        });
+        outbox.bind(ctx);
+        outbox.resume();
+        try (DeliveryBurst burst = DeliveryBurst.open()) {
+            for (long seq = 1; seq <= 10; seq++) {
+                assertThat(outbox.offer(delta(seq))).isTrue();
+            }
+            channel.runPendingTasks();
+            assertThat(written).as("nothing scheduled before the burst ends").isEmpty();
+        }
+        channel.runPendingTasks();
+        assertThat(written).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+        assertThat(flushes).isEqualTo(1);
+    }
+
+    @Test
+    void aBurstLongerThanHalfTheBoundIsDrainedWithoutWaitingForItsEnd() {
+        List<Long> written = new ArrayList<>();
+        Outbox outbox = new Outbox(8, 1 << 20, e -> written.add(e.seq()), e -> {
+        });
+        outbox.bind(ctx);
+        outbox.resume();
+        try (DeliveryBurst burst = DeliveryBurst.open()) {
+            for (long seq = 1; seq <= 5; seq++) {
+                assertThat(outbox.offer(delta(seq))).isTrue();
+            }
+            channel.runPendingTasks();
+            assertThat(written).as("past half of 8 events").containsExactly(1L, 2L, 3L, 4L, 5L);
+            for (long seq = 6; seq <= 20; seq++) {
+                assertThat(outbox.offer(delta(seq))).as("event %d", seq).isTrue();
+                channel.runPendingTasks();
+            }
+        }
+        channel.runPendingTasks();
+        assertThat(written).hasSize(20).isSorted();
     }
 }
