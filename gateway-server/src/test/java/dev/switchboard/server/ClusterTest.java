@@ -322,6 +322,34 @@ class ClusterTest {
     }
 
     @Test
+    void anApprovalRequestedOnBIsPendingOnAThoughBHasNotStoredItYet() throws Exception {
+        String s = session();
+        try (WsClient runner = WsClient.connect(b.port, "/ws")) {
+            runner.ask(s, "hello").untilCompleted();
+            WsClient watcher = WsClient.connect(a.port, "/hai/ws?session_id=" + s);
+            List<JsonNode> asked;
+            String approvalId;
+            try (Connection db = postgres.connect(storeUrl)) {
+                db.setAutoCommit(false);
+                // Node b cannot store the request while this lock holds; it publishes it all the same.
+                db.createStatement().execute("LOCK TABLE approvals IN EXCLUSIVE MODE");
+                asked = runner.ask(s, "generate the report").until(type("tool_approval_request"));
+                approvalId = asked.get(asked.size() - 1).path("approval_id").asText();
+                watcher.until(f -> approvalId.equals(f.path("approval_id").asText()));
+                assertThat(a2hPending(a)).as("heard from b, not in the store yet").contains(approvalId);
+                assertThat(a2hPending(a)).as("listed once").containsOnlyOnce(approvalId);
+                db.rollback();
+            }
+            assertThat(a2hPending(a)).as("stored by b now, listed once").containsOnlyOnce(approvalId);
+            A2hServerTest.answer(runner, asked.get(asked.size() - 1), true, "on b");
+            runner.untilCompleted();
+            watcher.untilCompleted();
+            assertThat(a2hPending(a)).as("decided").doesNotContain(approvalId);
+            watcher.close();
+        }
+    }
+
+    @Test
     void anApprovalDecidedOnBLeavesThePendingListOfAAtOnceThoughBHasNotStoredItYet() throws Exception {
         String s = session();
         try (WsClient runner = WsClient.connect(b.port, "/ws")) {
@@ -330,7 +358,7 @@ class ClusterTest {
             List<JsonNode> asked = runner.ask(s, "generate the report").until(type("tool_approval_request"));
             String approvalId = asked.get(asked.size() - 1).path("approval_id").asText();
             watcher.until(f -> approvalId.equals(f.path("approval_id").asText()));
-            assertThat(a2hPending(a)).as("pending, and stored as pending").contains(approvalId);
+            assertThat(a2hPending(a)).as("pending, stored or heard from b").contains(approvalId);
             try (Connection db = postgres.connect(storeUrl)) {
                 db.setAutoCommit(false);
                 // Node b cannot store the decision while this lock holds.

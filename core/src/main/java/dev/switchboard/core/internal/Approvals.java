@@ -20,10 +20,12 @@ import dev.switchboard.core.spi.OperatorApprovals;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -308,8 +310,25 @@ public final class Approvals implements OperatorApprovals {
         if (cluster == null) {
             return stored;
         }
-        // What another node decided reaches the store from that node a moment later.
-        return stored.stream().filter(a -> !table.resolvedElsewhere(a)).toList();
+        // What another node decided or requested reaches the store from that node a moment later.
+        List<ApprovalRecord> page = new ArrayList<>();
+        Set<String> ids = new HashSet<>();
+        for (ApprovalRecord a : stored) {
+            if (!table.resolvedElsewhere(a)) {
+                page.add(a);
+            }
+            ids.add(a.approvalId());
+        }
+        if (stored.size() < limit) {
+            // The store's last page: the requests heard from other nodes and not stored yet follow it.
+            List<ApprovalRecord> heard = table.heardUnstored();
+            if (!heard.isEmpty()) {
+                int skip = stored.isEmpty() ? Math.max(0, offset - store.countPendingApprovals()) : 0;
+                heard.stream().filter(a -> !ids.contains(a.approvalId())).skip(skip)
+                        .limit(Math.max(0, limit - stored.size())).forEach(page::add);
+            }
+        }
+        return page;
     }
 
     private boolean resolveExternal(PendingApproval p, ApprovalDecision d) {

@@ -10,7 +10,9 @@ import dev.switchboard.core.spi.ConversationStore;
 import dev.switchboard.core.spi.StoreBatch;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,6 +27,14 @@ import java.util.function.LongSupplier;
  */
 public final class ConversationTable {
     private static final long IDLE_EVICT_MS = TimeUnit.MINUTES.toMillis(5);
+    /**
+     * How long an approval another node requested is shown from memory while the store does not
+     * hold it: its node stores it within moments; one that stopped before storing it took the
+     * request with it, and no node will ever decide it.
+     */
+    private static final long HEARD_KEPT_MS = TimeUnit.MINUTES.toMillis(1);
+    /** Approvals heard from other nodes and not yet found stored, at most; the oldest go first. */
+    private static final int HEARD_MAX = 4096;
 
     private final ConversationStore store;
     private final LongSupplier clock;
@@ -38,6 +48,21 @@ public final class ConversationTable {
      * decision in that moment is answered from here ("already decided", not "unknown").
      */
     final Map<String, ApprovalRecord> unstoredDecisions = new ConcurrentHashMap<>();
+    /**
+     * Approvals other nodes requested, by approval id, oldest first, with when this node heard
+     * of each: a node publishes an event before it stores it, so a client here may see a request
+     * that the store does not hold yet, and the pending list shows it from here meanwhile
+     * ({@link #heardUnstored}). Guarded by itself.
+     */
+    private final Map<String, Heard> heardElsewhere = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Heard> eldest) {
+            return size() > HEARD_MAX;
+        }
+    };
+
+    private record Heard(ApprovalRecord record, long at) {
+    }
 
     /** The cluster this node is part of; null when it runs alone. Set once, before any load. */
     private ClusterLink cluster;
@@ -136,6 +161,48 @@ public final class ConversationTable {
         synchronized (c) {
             return c.remoteResolved != null && c.remoteResolved.contains(a.approvalId());
         }
+    }
+
+    /** Notes an approval another node requested, which its node stores a moment later. */
+    void heardRequested(ApprovalRecord a) {
+        synchronized (heardElsewhere) {
+            heardElsewhere.put(a.approvalId(), new Heard(a, clock.getAsLong()));
+        }
+    }
+
+    /** Forgets an approval another node requested once it is resolved. */
+    void heardResolved(String approvalId) {
+        synchronized (heardElsewhere) {
+            heardElsewhere.remove(approvalId);
+        }
+    }
+
+    /**
+     * The approvals other nodes requested that the store does not hold yet, oldest first; reads
+     * the store for each, so it is called off the conversations' locks. One the store holds, or
+     * that stayed unstored longer than {@value #HEARD_KEPT_MS} ms, is forgotten.
+     */
+    List<ApprovalRecord> heardUnstored() {
+        List<Heard> heard;
+        synchronized (heardElsewhere) {
+            if (heardElsewhere.isEmpty()) {
+                return List.of();
+            }
+            heard = new ArrayList<>(heardElsewhere.values());
+        }
+        long now = clock.getAsLong();
+        List<ApprovalRecord> unstored = new ArrayList<>();
+        for (Heard h : heard) {
+            String id = h.record.approvalId();
+            if (now - h.at > HEARD_KEPT_MS || store.approval(id).isPresent()) {
+                synchronized (heardElsewhere) {
+                    heardElsewhere.remove(id, h);
+                }
+            } else if (!resolvedElsewhere(h.record)) {
+                unstored.add(h.record);
+            }
+        }
+        return unstored;
     }
 
     /** Every conversation in memory. */

@@ -375,12 +375,15 @@ public final class Emitter {
             }
             case APPROVAL_REQUESTED -> {
                 Event.ApprovalRequested a = (Event.ApprovalRequested) e;
-                c.open.put(a.approvalId(), new ApprovalRecord(c.id, env.runId(), env.seq(), a,
-                        ApprovalRecord.Status.PENDING, null, null, null));
+                ApprovalRecord requested = new ApprovalRecord(c.id, env.runId(), env.seq(), a,
+                        ApprovalRecord.Status.PENDING, null, null, null);
+                c.open.put(a.approvalId(), requested);
+                table.heardRequested(requested);
             }
             case APPROVAL_RESOLVED -> {
                 String approvalId = ((Event.ApprovalResolved) e).approvalId();
                 c.open.remove(approvalId);
+                table.heardResolved(approvalId);
                 if (c.remoteResolved == null) {
                     c.remoteResolved = new ArrayDeque<>();
                 }
