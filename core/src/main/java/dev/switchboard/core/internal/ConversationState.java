@@ -59,7 +59,13 @@ public final class ConversationState {
      * Writes for the store the store writer has not taken yet: {@link Emitter.Queued}s, and as
      * themselves the {@link Envelope}s of events that bring nothing else (see Emitter.queueLocked).
      */
-    List<Object> toStore = new ArrayList<>(0);
+    ArrayList<Object> toStore = new ArrayList<>(0);
+    /**
+     * How many writes the store writer took from {@link #toStore} last time (at most
+     * {@code Emitter.TO_STORE_HINT_MAX}): the next list is made that large at its first write,
+     * rather than grown step by step while a run's events arrive, and holds no array while empty.
+     */
+    int toStoreLast;
     /** History messages queued and not yet stored. */
     final List<StoreBatch.MessageRow> unstoredMessages = new ArrayList<>(2);
     /**

@@ -51,6 +51,8 @@ public final class Emitter {
      * cursor's own event is looked up in any case.
      */
     private static final int REMOTE_TAIL_KEPT = 32;
+    /** The most writes a conversation's next list for the store is made room for at once (see ConversationState.toStoreLast). */
+    static final int TO_STORE_HINT_MAX = 1024;
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
     static final long RESERVATION = 1 << 16;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
@@ -110,6 +112,7 @@ public final class Emitter {
         c.inFlight++;
         writer.added();
         if (c.toStore.isEmpty()) {
+            c.toStore.ensureCapacity(c.toStoreLast);
             writer.write(sink -> drain(c, sink));
         }
         c.toStore.add(w);
@@ -124,6 +127,7 @@ public final class Emitter {
                 return 0;
             }
             c.toStore = new ArrayList<>();
+            c.toStoreLast = Math.min(taken.size(), TO_STORE_HINT_MAX);
         }
         for (Object o : taken) {
             if (o instanceof Envelope env) {

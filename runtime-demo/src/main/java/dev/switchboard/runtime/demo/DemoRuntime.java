@@ -22,10 +22,8 @@ import dev.switchboard.core.spi.RunRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Executors;
@@ -247,7 +245,9 @@ public final class DemoRuntime implements AgentRuntime {
     private final class DemoRun implements RunHandle {
         private final RunRequest request;
         private final RunContext ctx;
-        private final Deque<Object> steps = new ArrayDeque<>();
+        /** The steps in order; those before {@link #next} are played (and let go). */
+        private final ArrayList<Object> steps = new ArrayList<>();
+        private int next;
         private volatile boolean cancelled;
         private boolean suspended;
 
@@ -258,6 +258,24 @@ public final class DemoRuntime implements AgentRuntime {
 
         void emit(Event e) {
             steps.add(e);
+        }
+
+        /** Makes room for {@code more} steps at once: a long answer is queued without regrowing the list. */
+        private void expect(int more) {
+            steps.ensureCapacity(steps.size() + more);
+        }
+
+        /** The next step to play, or null when none is queued. */
+        private Object poll() {
+            if (next == steps.size()) {
+                return null;
+            }
+            Object step = steps.set(next++, null);
+            if (next == steps.size()) {
+                steps.clear();
+                next = 0;
+            }
+            return step;
         }
 
         /** Queues a step that is not an event to emit. */
@@ -304,6 +322,9 @@ public final class DemoRuntime implements AgentRuntime {
 
         void say(List<String> parts, List<Citation> citations, long delayMs) {
             String id = Ids.next("msg");
+            // Its parts (with a pause before each but the first), its start and end, and what follows it
+            // (most answers end their run).
+            expect(parts.size() * (delayMs > 0 ? 2 : 1) + 3);
             emit(new Event.MessageStarted(id, Role.ASSISTANT));
             for (int i = 0; i < parts.size(); i++) {
                 if (i > 0) {
@@ -311,7 +332,20 @@ public final class DemoRuntime implements AgentRuntime {
                 }
                 emit(new Event.TextDelta(id, parts.get(i)));
             }
-            emit(new Event.MessageCompleted(id, String.join("", parts), citations));
+            emit(new Event.MessageCompleted(id, joined(parts), citations));
+        }
+
+        /** The parts as one text, made at its length (String.join copies a list into a growing array first). */
+        private static String joined(List<String> parts) {
+            int length = 0;
+            for (String part : parts) {
+                length += part.length();
+            }
+            StringBuilder text = new StringBuilder(length);
+            for (String part : parts) {
+                text.append(part);
+            }
+            return text.toString();
         }
 
         void approval(ApprovalRequest request, java.util.function.Consumer<ApprovalDecision> then) {
@@ -361,9 +395,9 @@ public final class DemoRuntime implements AgentRuntime {
             suspended = false;
             for (int played = 0; !suspended && !cancelled && !ctx.isDone(); played++) {
                 if (played == limit) {
-                    return !steps.isEmpty();
+                    return next < steps.size();
                 }
-                Object step = steps.poll();
+                Object step = poll();
                 if (step == null) {
                     return false;
                 }
