@@ -306,11 +306,13 @@ public final class Approvals implements OperatorApprovals {
     @Override
     public List<ApprovalRecord> pendingApprovals(int limit, int offset) {
         emitter.afterQueuedWrites(null).join();
-        List<ApprovalRecord> stored = store.pendingApprovals(limit, offset);
         if (cluster == null) {
-            return stored;
+            return store.pendingApprovals(limit, offset);
         }
         // What another node decided or requested reaches the store from that node a moment later.
+        // The requests heard are read first: one stored in between is then in the store's page.
+        List<ApprovalRecord> heard = table.heardUnstored();
+        List<ApprovalRecord> stored = store.pendingApprovals(limit, offset);
         List<ApprovalRecord> page = new ArrayList<>();
         Set<String> ids = new HashSet<>();
         for (ApprovalRecord a : stored) {
@@ -319,14 +321,11 @@ public final class Approvals implements OperatorApprovals {
             }
             ids.add(a.approvalId());
         }
-        if (stored.size() < limit) {
+        if (stored.size() < limit && !heard.isEmpty()) {
             // The store's last page: the requests heard from other nodes and not stored yet follow it.
-            List<ApprovalRecord> heard = table.heardUnstored();
-            if (!heard.isEmpty()) {
-                int skip = stored.isEmpty() ? Math.max(0, offset - store.countPendingApprovals()) : 0;
-                heard.stream().filter(a -> !ids.contains(a.approvalId())).skip(skip)
-                        .limit(Math.max(0, limit - stored.size())).forEach(page::add);
-            }
+            int skip = stored.isEmpty() ? Math.max(0, offset - store.countPendingApprovals()) : 0;
+            heard.stream().filter(a -> !ids.contains(a.approvalId())).skip(skip)
+                    .limit(Math.max(0, limit - stored.size())).forEach(page::add);
         }
         return page;
     }

@@ -71,11 +71,12 @@ final class Run implements RunContext {
     }
 
     /**
-     * Starts the run in its runtime. What the runtime emits before {@code start} returns reaches
-     * the subscribers in one burst ({@link DeliveryBurst}): the event loop is woken once for it.
+     * Starts the run in its runtime, inside the burst its caller opened for the run's start
+     * ({@code Runs.startRun}): what the runtime emits before {@code start} returns goes with the
+     * {@code RunStarted} before it.
      */
     void launch() {
-        try (LogContext.Scope ids = LogContext.open(request); DeliveryBurst burst = DeliveryBurst.open()) {
+        try (LogContext.Scope ids = LogContext.open(request)) {
             begin(() -> runs.runtime.start(request, this));
         }
     }
