@@ -35,8 +35,12 @@ class ConversationHubTest {
 
     /** A runtime the test drives by hand: each started run's context lands in {@link #runs}. */
     static final class ManualRuntime implements AgentRuntime {
-        record Started(RunRequest request, RunContext ctx, AtomicBoolean cancelled) {
+        /** {@code thread}: the one the hub started the run on. */
+        record Started(RunRequest request, RunContext ctx, AtomicBoolean cancelled, Thread thread) {
         }
+
+        /** What {@link #startsWithoutWaiting} answers. */
+        volatile boolean startsWithoutWaiting;
 
         final BlockingQueue<Started> runs = new LinkedBlockingQueue<>();
         final BlockingQueue<List<ApprovalRecord>> resumed = new LinkedBlockingQueue<>();
@@ -53,9 +57,14 @@ class ConversationHubTest {
         }
 
         @Override
+        public boolean startsWithoutWaiting(List<InputMessage> newMessages) {
+            return startsWithoutWaiting;
+        }
+
+        @Override
         public RunHandle start(RunRequest request, RunContext ctx) {
             AtomicBoolean cancelled = new AtomicBoolean();
-            runs.add(new Started(request, ctx, cancelled));
+            runs.add(new Started(request, ctx, cancelled, Thread.currentThread()));
             return () -> cancelled.set(true);
         }
 
@@ -785,5 +794,70 @@ class ConversationHubTest {
         assertThat(store.events("c1", 0, 10)).hasSize(2);
         hub.submit(ask("c2", "hi"), a);
         assertThat(a.nextError(WAIT).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+    }
+
+    @Test
+    void aRunStartsOnTheThreadThatAsksForItWhenNothingOnTheWayWaits() throws Exception {
+        runtime.startsWithoutWaiting = true;
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("here", "one"), a);
+        ManualRuntime.Started first = runtime.next();
+        assertThat(first.thread()).as("a conversation not in memory yet is read on a worker")
+                .isNotSameAs(Thread.currentThread());
+        first.ctx().finish();
+        a.until(Event::terminal, WAIT);
+
+        hub.submit(ask("here", "two"), a);
+        ManualRuntime.Started second = runtime.runs.poll();
+        assertThat(second).as("started before submit returned").isNotNull();
+        assertThat(second.thread()).isSameAs(Thread.currentThread());
+        assertThat(a.next(WAIT).event()).as("its start reached the subscriber").isInstanceOf(Event.RunStarted.class);
+        second.ctx().emit(new Event.TextDelta("m", "x"));
+        second.ctx().finish();
+        assertThat(a.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(4L, 5L);
+
+        hub.submit(ask("here", "three"), a);
+        hub.submit(ask("here", "four"), a);
+        assertThat(a.nextError(WAIT).code()).as("the second while the first runs").isEqualTo(ErrorCode.BUSY);
+        ManualRuntime.Started third = runtime.next();
+        assertThat(third.request().messages()).extracting(InputMessage::content).containsExactly("three");
+        assertThat(runtime.runs).isEmpty();
+        third.ctx().finish();
+    }
+
+    @Test
+    void aRunStartsOnAWorkerWhenItsRuntimeMayWait() throws Exception {
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("there", "one"), a);
+        runtime.next().ctx().finish();
+        a.until(Event::terminal, WAIT);
+        hub.submit(ask("there", "two"), a);
+        ManualRuntime.Started second = runtime.next();
+        assertThat(second.thread()).isNotSameAs(Thread.currentThread());
+        assertThat(second.thread().getName()).startsWith("switchboard-hub");
+        second.ctx().finish();
+    }
+
+    @Test
+    void aRunWhoseNewMessagesOnlyTheStoreCanTellStartsOnAWorker() throws Exception {
+        runtime.startsWithoutWaiting = true;
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("restarted", "one"), a);
+        runtime.next().ctx().finish();
+        a.until(Event::terminal, WAIT);
+        hub.shutdown(Duration.ZERO).get(5, TimeUnit.SECONDS);
+        hub = ConversationHub.builder().store(store).runtime(runtime).build();
+        // Loaded from the store by another connection's replay: memory does not know every id of its history.
+        RecordingSubscriber reader = new RecordingSubscriber();
+        hub.submit(new Command.Subscribe("restarted", 0, true), reader);
+        reader.until(Event::terminal, WAIT);
+        RecordingSubscriber b = new RecordingSubscriber();
+        InputMessage repeated = store.messages("restarted").get(0);
+        hub.submit(withMessages("restarted", List.of(repeated, InputMessage.text(Ids.next("msg"), Role.USER, "two"))), b);
+        ManualRuntime.Started second = runtime.next();
+        assertThat(second.thread()).isNotSameAs(Thread.currentThread());
+        assertThat(second.request().messages()).as("the store told the first message is not new")
+                .extracting(InputMessage::content).containsExactly("two");
+        second.ctx().finish();
     }
 }

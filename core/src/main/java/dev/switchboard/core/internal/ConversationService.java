@@ -49,19 +49,40 @@ public final class ConversationService implements Conversations {
             Runnable task = () -> {
                 try {
                     handle(command, from);
-                } catch (ClusterLink.ClusterUnavailable e) {
-                    log.warn("command {} failed: {}", command.getClass().getSimpleName(), e.getMessage());
-                    from.reject(GatewayError.of(ErrorCode.UNAVAILABLE,
-                            "the gateway cluster cannot be reached; try again shortly"));
                 } catch (RuntimeException e) {
-                    log.error("command {} failed", command.getClass().getSimpleName(), e);
-                    from.reject(GatewayError.of(ErrorCode.INTERNAL, "the gateway could not handle the request"));
+                    failed(command, from, e);
                 }
             };
-            lanes.computeIfAbsent(from, k -> new SerialExecutor(workers))
-                    .execute(LogContext.wrap(conversationOf(command), runOf(command), task));
+            SerialExecutor lane = lanes.computeIfAbsent(from, k -> new SerialExecutor(workers));
+            Runnable onWorker = LogContext.wrap(conversationOf(command), runOf(command), task);
+            if (command instanceof Command.StartRun start) {
+                // Started on this thread when nothing on the way waits; else on a worker, as every command.
+                lane.executeHereOr(() -> startHere(start, from), onWorker);
+            } else {
+                lane.execute(onWorker);
+            }
         } catch (RejectedExecutionException stopped) {
             from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway is shutting down; try again shortly"));
+        }
+    }
+
+    /** Runs.startRunHere, with the log context of the command; true once it handled the command. */
+    private boolean startHere(Command.StartRun start, Subscriber from) {
+        try (LogContext.Scope ids = LogContext.open(start.conversationId(), start.runId())) {
+            return runs.startRunHere(start, from);
+        } catch (RuntimeException e) {
+            failed(start, from, e);
+            return true;
+        }
+    }
+
+    private static void failed(Command command, Subscriber from, RuntimeException e) {
+        if (e instanceof ClusterLink.ClusterUnavailable) {
+            log.warn("command {} failed: {}", command.getClass().getSimpleName(), e.getMessage());
+            from.reject(GatewayError.of(ErrorCode.UNAVAILABLE, "the gateway cluster cannot be reached; try again shortly"));
+        } else {
+            log.error("command {} failed", command.getClass().getSimpleName(), e);
+            from.reject(GatewayError.of(ErrorCode.INTERNAL, "the gateway could not handle the request"));
         }
     }
 

@@ -104,6 +104,32 @@ public final class ConversationTable {
         return Optional.of(c);
     }
 
+    /**
+     * As {@link #access} of a conversation a run may create, for one this node has in memory: null
+     * when it has not (the caller takes the usual way, which reads the store), an empty Optional
+     * when the subscriber was refused.
+     */
+    Optional<ConversationState> accessLoaded(String id, Subscriber from) {
+        if (cluster != null) {
+            return null;
+        }
+        ConversationState c = conversations.get(id);
+        if (c == null) {
+            return null;
+        }
+        synchronized (c) {
+            if (c.retired) {
+                return null;
+            }
+            if (c.persisted && !from.principal().mayUse(c.owner)) {
+                from.reject(GatewayError.of(ErrorCode.FORBIDDEN, "conversation " + id + " belongs to another principal"));
+                return Optional.empty();
+            }
+            c.touched = clock.getAsLong();
+        }
+        return Optional.of(c);
+    }
+
     ConversationState load(String id) {
         ConversationState c = conversations.get(id);
         if (c != null) {

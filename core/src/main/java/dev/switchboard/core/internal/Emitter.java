@@ -248,6 +248,15 @@ public final class Emitter {
     }
 
     /**
+     * Which of {@code ids} the conversation's history holds, as far as memory tells it surely: null
+     * when the store would have to be asked (see {@link #knownMessageIds}).
+     */
+    Set<String> knownMessageIdsInMemory(ConversationState c, Set<String> ids) {
+        Set<String> known = new HashSet<>();
+        return knownInMemory(c, ids, known).isEmpty() ? known : null;
+    }
+
+    /**
      * Which of {@code ids} name messages of the conversation's history: from memory when the
      * conversation keeps every id of it, else those on their way from memory and the others from
      * the store's index (never the whole history: a run's start asks this), but for those its
@@ -255,7 +264,20 @@ public final class Emitter {
      */
     Set<String> knownMessageIds(ConversationState c, Set<String> ids) {
         Set<String> known = new HashSet<>();
-        List<String> rest;
+        List<String> rest = knownInMemory(c, ids, known);
+        // Asked after the copy: a message stored in between leaves memory only once it is stored.
+        if (!rest.isEmpty()) {
+            known.addAll(store.knownMessageIds(c.id, rest));
+        }
+        return known;
+    }
+
+    /**
+     * Adds to {@code known} those of {@code ids} memory knows the history holds; answers those
+     * only the store can tell about (none when memory holds every id of the history, or its filter
+     * tells the rest are new).
+     */
+    private static List<String> knownInMemory(ConversationState c, Set<String> ids, Set<String> known) {
         synchronized (c) {
             if (c.messageIds != null) {
                 for (String id : ids) {
@@ -263,7 +285,7 @@ public final class Emitter {
                         known.add(id);
                     }
                 }
-                return known;
+                return List.of();
             }
             for (StoreBatch.MessageRow row : c.unstoredMessages) {
                 if (ids.contains(row.message().id())) {
@@ -279,15 +301,10 @@ public final class Emitter {
             }
             // The filter holds an id from when its message is made, before it is stored.
             MessageIdFilter filter = c.messageIdFilter;
-            rest = ids.stream()
+            return ids.stream()
                     .filter(id -> !known.contains(id) && (filter == null || filter.mightContain(id)))
                     .toList();
         }
-        // Asked after the copy: a message stored in between leaves memory only once it is stored.
-        if (!rest.isEmpty()) {
-            known.addAll(store.knownMessageIds(c.id, rest));
-        }
-        return known;
     }
 
     /**
@@ -506,6 +523,11 @@ public final class Emitter {
      * Waits while the store writer is too far behind; call it holding no conversation's lock
      * (see {@link StoreWriter#awaitRoom}).
      */
+    /** Whether {@link #awaitRoom} would surely not wait now, with room to spare (alone, not in a cluster). */
+    boolean hasRoom() {
+        return cluster == null && writer.hasRoom();
+    }
+
     void awaitRoom() {
         writer.awaitRoom();
         if (cluster != null) {

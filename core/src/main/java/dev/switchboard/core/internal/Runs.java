@@ -63,6 +63,13 @@ public final class Runs {
     final HubMetrics metrics;
     final HubTraces traces;
     /**
+     * Seqs a conversation must have reserved and unused for a run to start on the thread that
+     * received its request ({@link #startRunHere}): a new reservation is a store write, which that
+     * thread must not wait for, and a runtime that starts there plays little before its own threads
+     * go on (the demo: at most 256 steps).
+     */
+    private static final long SEQS_FOR_A_RUN_HERE = 4_096;
+    /**
      * How long a run asked for waits for the lease while this node knows of a run going on there,
      * reading what the cluster has every {@link #CATCH_UP_EVERY_MS}: its client may have seen that
      * run end on its node before the end reached Redis, which a node whose threads wait for a core
@@ -141,7 +148,41 @@ public final class Runs {
         if (c == null) {
             return;
         }
-        List<InputMessage> fresh = newMessages(c, cmd.messages());
+        startRun(c, cmd, from, newMessages(c, cmd.messages()));
+    }
+
+    /**
+     * Starts the run here, on the thread that received its request, when nothing on the way waits:
+     * the node runs alone, the conversation is in memory, memory tells which of the request's
+     * messages are new, the conversation's reserved seqs and the store writer's queue have room for
+     * a run's events, and the runtime says its start waits on nothing. False, having done nothing,
+     * otherwise: the caller then hands the command to a worker ({@link #startRun(Command.StartRun, Subscriber)}).
+     * A short run of a computing runtime is then played and written to its client by the thread
+     * that read its request, as a plain server would answer it.
+     */
+    public boolean startRunHere(Command.StartRun cmd, Subscriber from) {
+        if (cluster != null || shuttingDown || !emitter.hasRoom() || !runtime.startsWithoutWaiting(cmd.messages())) {
+            return false;
+        }
+        Optional<ConversationState> access = table.accessLoaded(cmd.conversationId(), from);
+        if (access == null) {
+            return false;
+        }
+        if (access.isEmpty()) {
+            return true;
+        }
+        ConversationState c = access.get();
+        List<InputMessage> fresh = newMessagesInMemory(c, cmd.messages());
+        synchronized (c) {
+            if (fresh == null || c.reserved - c.lastSeq < SEQS_FOR_A_RUN_HERE) {
+                return false;
+            }
+        }
+        startRun(c, cmd, from, fresh);
+        return true;
+    }
+
+    private void startRun(ConversationState c, Command.StartRun cmd, Subscriber from, List<InputMessage> fresh) {
         if (fresh.stream().noneMatch(m -> m.role() == Role.USER || m.role() == Role.TOOL)) {
             from.reject(GatewayError.field(ErrorCode.MISSING_FIELD, "messages",
                     "a run needs a new user message (or a tool result); every message given is already in the conversation"));
@@ -503,6 +544,20 @@ public final class Runs {
     }
 
     /** The given messages that the conversation does not hold yet (clients may resend history). */
+    /** As {@link #newMessages}, from memory alone: null when the store would have to be asked. */
+    private List<InputMessage> newMessagesInMemory(ConversationState c, List<InputMessage> given) {
+        boolean stored;
+        synchronized (c) {
+            stored = c.persisted;
+        }
+        if (!stored) {
+            return given;
+        }
+        Set<String> known = emitter.knownMessageIdsInMemory(c, given.stream().map(InputMessage::id)
+                .collect(Collectors.toSet()));
+        return known == null ? null : unknown(given, known);
+    }
+
     private List<InputMessage> newMessages(ConversationState c, List<InputMessage> given) {
         boolean stored;
         synchronized (c) {
@@ -512,6 +567,10 @@ public final class Runs {
             return given;
         }
         Set<String> known = emitter.knownMessageIds(c, given.stream().map(InputMessage::id).collect(Collectors.toSet()));
+        return unknown(given, known);
+    }
+
+    private static List<InputMessage> unknown(List<InputMessage> given, Set<String> known) {
         List<InputMessage> out = new ArrayList<>(given.size());
         for (InputMessage m : given) {
             if (!known.contains(m.id())) {

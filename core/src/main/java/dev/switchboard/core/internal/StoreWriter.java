@@ -204,6 +204,11 @@ public final class StoreWriter {
         }
     }
 
+    /** Whether fewer than half of {@link #MAX_QUEUED} writes are queued: {@link #awaitRoom} waits for nothing. */
+    public boolean hasRoom() {
+        return queuedWrites.get() < MAX_QUEUED / 2;
+    }
+
     /**
      * Waits while the store is more than {@link #MAX_QUEUED} writes behind, so a runtime that
      * emits faster than the store can write for long is slowed to the store's pace instead of

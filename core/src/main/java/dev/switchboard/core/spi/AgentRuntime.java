@@ -1,6 +1,7 @@
 package dev.switchboard.core.spi;
 
 import dev.switchboard.core.ErrorCode;
+import dev.switchboard.core.InputMessage;
 
 import java.util.List;
 
@@ -8,7 +9,8 @@ import java.util.List;
  * An agent that answers runs. {@link #start} must return quickly: the runtime does its work
  * on its own threads and reports through the {@link RunContext}, ending every run with
  * exactly one {@link RunContext#finish()} or {@link RunContext#fail}. The hub calls {@code start}
- * and {@link #resume} on its workers, never on a connection's thread, so a runtime may also report
+ * and {@link #resume} on its workers, and {@code start} on the thread that received the request
+ * (a connection's event loop) only when {@link #startsWithoutWaiting} says so; a runtime may report
  * from inside them: one whose work is only computation can play a short run, even to its end,
  * before {@code start} returns, and save the hand-over to a thread of its own.
  */
@@ -19,6 +21,18 @@ public interface AgentRuntime extends AutoCloseable {
 
     /** Starts a run. */
     RunHandle start(RunRequest request, RunContext context);
+
+    /**
+     * Whether {@link #start} of a run with these new messages returns without waiting on anything:
+     * no read of the store ({@link RunContext#history()} included), no network, no lock held for
+     * long, only computation and the context's calls. The hub may then start the run on the thread
+     * that received its request, a connection's event loop, where a wait would hold every
+     * connection of that loop, and save the hand-over to its workers (when it knows its own part
+     * of the start needs no store either). False unless a runtime says otherwise.
+     */
+    default boolean startsWithoutWaiting(List<InputMessage> newMessages) {
+        return false;
+    }
 
     /**
      * Continues a run that was waiting for approvals when its gateway stopped: {@code decided}

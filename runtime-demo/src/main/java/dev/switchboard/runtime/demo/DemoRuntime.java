@@ -91,9 +91,19 @@ public final class DemoRuntime implements AgentRuntime {
         return run.play(() -> script(run, text));
     }
 
+    /** Every script but {@code history}'s, which reads the conversation's history from the store. */
+    @Override
+    public boolean startsWithoutWaiting(List<InputMessage> newMessages) {
+        return !readsHistory(newestUserText(newMessages));
+    }
+
     @Override
     public void close() {
         scheduler.shutdownNow();
+    }
+
+    private static boolean readsHistory(String message) {
+        return message.toLowerCase(Locale.ROOT).strip().equals("history");
     }
 
     private static String newestUserText(List<InputMessage> messages) {
@@ -112,7 +122,7 @@ public final class DemoRuntime implements AgentRuntime {
         if (benchmark.matches()) {
             String digits = benchmark.group(1);
             benchmark(run, digits.length() > 9 ? -1 : Integer.parseInt(digits));
-        } else if (m.equals("history")) {
+        } else if (readsHistory(m)) {
             long earlier = run.ctx.history().stream().filter(x -> x.role() == Role.USER).count();
             run.step("thinking");
             run.say(chunks("This conversation has " + Plural.of(earlier, "earlier message") + " from you. ",

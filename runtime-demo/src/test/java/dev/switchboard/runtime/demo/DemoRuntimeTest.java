@@ -73,4 +73,15 @@ class DemoRuntimeTest {
             assertThat(ctx.text()).startsWith("Based on the food hygiene regulations");
         }
     }
+
+    @Test
+    void everyScriptButTheHistorysStartsWithoutWaiting() {
+        try (DemoRuntime demo = new DemoRuntime(0)) {
+            for (String text : List.of("benchmark 104", "hello", "please search", "report", "crash")) {
+                assertThat(demo.startsWithoutWaiting(asking(text).messages())).as(text).isTrue();
+            }
+            // It reads the conversation's history from the store.
+            assertThat(demo.startsWithoutWaiting(asking(" History ").messages())).isFalse();
+        }
+    }
 }
