@@ -799,7 +799,7 @@ class ConversationHubTest {
     @Test
     void aRunStartsOnTheThreadThatAsksForItWhenNothingOnTheWayWaits() throws Exception {
         runtime.startsWithoutWaiting = true;
-        RecordingSubscriber a = new RecordingSubscriber();
+        RecordingSubscriber a = new RecordingSubscriber(Principal.of("alice"), true, 100);
         hub.submit(ask("here", "one"), a);
         ManualRuntime.Started first = runtime.next();
         assertThat(first.thread()).as("a conversation not in memory yet is read on a worker")
@@ -807,14 +807,19 @@ class ConversationHubTest {
         first.ctx().finish();
         a.until(Event::terminal, WAIT);
 
-        hub.submit(ask("here", "two"), a);
+        // Another connection of the same person, whose commands wait behind none (the first one's
+        // lane may still be closing on its worker).
+        RecordingSubscriber again = new RecordingSubscriber(Principal.of("alice"), true, 100);
+        hub.submit(ask("here", "two"), again);
         ManualRuntime.Started second = runtime.runs.poll();
         assertThat(second).as("started before submit returned").isNotNull();
         assertThat(second.thread()).isSameAs(Thread.currentThread());
-        assertThat(a.next(WAIT).event()).as("its start reached the subscriber").isInstanceOf(Event.RunStarted.class);
+        assertThat(again.next(WAIT).event()).as("its start reached the subscriber").isInstanceOf(Event.RunStarted.class);
         second.ctx().emit(new Event.TextDelta("m", "x"));
         second.ctx().finish();
-        assertThat(a.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(4L, 5L);
+        assertThat(again.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(4L, 5L);
+        assertThat(a.until(Event::terminal, WAIT)).as("the first connection sees the run too")
+                .extracting(Envelope::seq).containsExactly(3L, 4L, 5L);
 
         hub.submit(ask("here", "three"), a);
         hub.submit(ask("here", "four"), a);
@@ -823,6 +828,12 @@ class ConversationHubTest {
         assertThat(third.request().messages()).extracting(InputMessage::content).containsExactly("three");
         assertThat(runtime.runs).isEmpty();
         third.ctx().finish();
+        a.until(Event::terminal, WAIT);
+
+        RecordingSubscriber bob = new RecordingSubscriber(Principal.of("bob"), true, 100);
+        hub.submit(ask("here", "mine now"), bob);
+        assertThat(bob.nextError(WAIT).code()).as("another principal, in memory or not").isEqualTo(ErrorCode.FORBIDDEN);
+        assertThat(runtime.runs).isEmpty();
     }
 
     @Test

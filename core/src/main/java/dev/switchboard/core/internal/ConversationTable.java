@@ -105,29 +105,22 @@ public final class ConversationTable {
     }
 
     /**
-     * As {@link #access} of a conversation a run may create, for one this node has in memory: null
-     * when it has not (the caller takes the usual way, which reads the store), an empty Optional
-     * when the subscriber was refused.
+     * As {@link #access} of a conversation a run may create, when this node runs alone and has it in
+     * memory, and the subscriber may use it; else null, having done nothing (the caller takes the
+     * usual way, which reads the store or refuses the subscriber).
      */
-    Optional<ConversationState> accessLoaded(String id, Subscriber from) {
-        if (cluster != null) {
-            return null;
-        }
-        ConversationState c = conversations.get(id);
+    ConversationState accessInMemory(String id, Subscriber from) {
+        ConversationState c = cluster == null ? conversations.get(id) : null;
         if (c == null) {
             return null;
         }
         synchronized (c) {
-            if (c.retired) {
+            if (c.retired || (c.persisted && !from.principal().mayUse(c.owner))) {
                 return null;
-            }
-            if (c.persisted && !from.principal().mayUse(c.owner)) {
-                from.reject(GatewayError.of(ErrorCode.FORBIDDEN, "conversation " + id + " belongs to another principal"));
-                return Optional.empty();
             }
             c.touched = clock.getAsLong();
         }
-        return Optional.of(c);
+        return c;
     }
 
     ConversationState load(String id) {

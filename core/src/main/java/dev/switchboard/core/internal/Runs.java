@@ -164,14 +164,10 @@ public final class Runs {
         if (cluster != null || shuttingDown || !emitter.hasRoom() || !runtime.startsWithoutWaiting(cmd.messages())) {
             return false;
         }
-        Optional<ConversationState> access = table.accessLoaded(cmd.conversationId(), from);
-        if (access == null) {
+        ConversationState c = table.accessInMemory(cmd.conversationId(), from);
+        if (c == null) {
             return false;
         }
-        if (access.isEmpty()) {
-            return true;
-        }
-        ConversationState c = access.get();
         List<InputMessage> fresh = newMessagesInMemory(c, cmd.messages());
         synchronized (c) {
             if (fresh == null || c.reserved - c.lastSeq < SEQS_FOR_A_RUN_HERE) {
