@@ -148,7 +148,7 @@ public final class Runs {
         if (c == null) {
             return;
         }
-        startRun(c, cmd, from, newMessages(c, cmd.messages()));
+        startRun(c, cmd, from, newMessages(c, cmd.messages(), false));
     }
 
     /**
@@ -168,7 +168,7 @@ public final class Runs {
         if (c == null) {
             return false;
         }
-        List<InputMessage> fresh = newMessagesInMemory(c, cmd.messages());
+        List<InputMessage> fresh = newMessages(c, cmd.messages(), true);
         synchronized (c) {
             if (fresh == null || c.reserved - c.lastSeq < SEQS_FOR_A_RUN_HERE) {
                 return false;
@@ -539,9 +539,11 @@ public final class Runs {
                 Map.of("run_id", run.request.runId()));
     }
 
-    /** The given messages that the conversation does not hold yet (clients may resend history). */
-    /** As {@link #newMessages}, from memory alone: null when the store would have to be asked. */
-    private List<InputMessage> newMessagesInMemory(ConversationState c, List<InputMessage> given) {
+    /**
+     * The given messages that the conversation does not hold yet (clients may resend history); with
+     * {@code memoryOnly}, null when only the store could tell.
+     */
+    private List<InputMessage> newMessages(ConversationState c, List<InputMessage> given, boolean memoryOnly) {
         boolean stored;
         synchronized (c) {
             stored = c.persisted;
@@ -549,24 +551,11 @@ public final class Runs {
         if (!stored) {
             return given;
         }
-        Set<String> known = emitter.knownMessageIdsInMemory(c, given.stream().map(InputMessage::id)
-                .collect(Collectors.toSet()));
-        return known == null ? null : unknown(given, known);
-    }
-
-    private List<InputMessage> newMessages(ConversationState c, List<InputMessage> given) {
-        boolean stored;
-        synchronized (c) {
-            stored = c.persisted;
+        Set<String> ids = given.stream().map(InputMessage::id).collect(Collectors.toSet());
+        Set<String> known = memoryOnly ? emitter.knownMessageIdsInMemory(c, ids) : emitter.knownMessageIds(c, ids);
+        if (known == null) {
+            return null;
         }
-        if (!stored) {
-            return given;
-        }
-        Set<String> known = emitter.knownMessageIds(c, given.stream().map(InputMessage::id).collect(Collectors.toSet()));
-        return unknown(given, known);
-    }
-
-    private static List<InputMessage> unknown(List<InputMessage> given, Set<String> known) {
         List<InputMessage> out = new ArrayList<>(given.size());
         for (InputMessage m : given) {
             if (!known.contains(m.id())) {
