@@ -519,15 +519,15 @@ public final class Emitter {
     }
 
 
-    /**
-     * Waits while the store writer is too far behind; call it holding no conversation's lock
-     * (see {@link StoreWriter#awaitRoom}).
-     */
     /** Whether {@link #awaitRoom} would surely not wait now, with room to spare (alone, not in a cluster). */
     boolean hasRoom() {
         return cluster == null && writer.hasRoom();
     }
 
+    /**
+     * Waits while the store writer is too far behind; call it holding no conversation's lock
+     * (see {@link StoreWriter#awaitRoom}).
+     */
     void awaitRoom() {
         writer.awaitRoom();
         if (cluster != null) {
