@@ -69,6 +69,11 @@ public final class GenAiTelemetry {
         W3CTraceContextPropagator.getInstance().inject(context, request, (b, k, v) -> b.header(k, v));
     }
 
+    /** Adds {@code context} as W3C trace headers to a request's headers, through {@code header}. */
+    public static void inject(Context context, java.util.function.BiConsumer<String, String> header) {
+        W3CTraceContextPropagator.getInstance().inject(context, header, (h, k, v) -> h.accept(k, v));
+    }
+
     /** Starts a model call ({@code chat <model>}) to {@code endpoint}, a child of {@code run}. */
     public ModelCall chat(Context run, String model, URI endpoint) {
         Span span = tracer.spanBuilder("chat " + model).setParent(run).setSpanKind(SpanKind.CLIENT)

@@ -31,6 +31,16 @@ public interface Subscriber {
     }
 
     /**
+     * The thread that writes this subscriber's events to its client (a connection's event loop), or
+     * null when it has none of its own. A run this subscriber asks for offers it to its runtime
+     * ({@link dev.switchboard.core.spi.RunContext#home}): an upstream read there reaches the client
+     * with no hand-over between threads.
+     */
+    default java.util.concurrent.Executor executor() {
+        return null;
+    }
+
+    /**
      * The W3C {@code traceparent} the client sent with the request or upgrade that opened this
      * connection, if any: the runs it asks for, the approvals it decides and its resumes join that
      * trace. Null when it sent none.

@@ -38,7 +38,10 @@ import java.util.regex.Pattern;
 /**
  * Reads an upstream's HTTP answers with the JDK {@link java.net.http.HttpClient} without holding
  * a thread: a {@code text/event-stream} decoded into events as its bytes arrive, and bodies read
- * up to a limit. Runtimes that call a model server or another agent use these.
+ * up to a limit. The {@code agui} runtime reads its agent's stream with these, the {@code openai}
+ * runtime calls its tools; both describe failures for the operator with {@link #describe} and
+ * {@link #errorText}. (The {@code openai} runtime reads the model's stream on the client's event
+ * loop instead, with {@link SseDecoder}.)
  */
 public final class UpstreamHttp {
     /**
@@ -51,7 +54,7 @@ public final class UpstreamHttp {
     /** Longest event-stream line accepted, as long as the longest JSON document {@link Json} reads. */
     public static final int MAX_LINE_BYTES = 16 << 20;
     /** Longest error body read from an upstream. */
-    private static final int MAX_ERROR_BODY_BYTES = 16 * 1024;
+    public static final int MAX_ERROR_BODY_BYTES = 16 * 1024;
 
     private UpstreamHttp() {
     }
@@ -78,8 +81,8 @@ public final class UpstreamHttp {
      * servers are asked no h2c upgrade). {@link #close} stops them.
      *
      * <p>The client's callbacks (answers, body subscribers and the listeners they call) run on its
-     * selector thread, where the bytes arrive, not on the pool: a token read from a model goes to the
-     * hub without waking another thread (bench/NOTES.md has the A/B). They must not block: every
+     * selector thread, where the bytes arrive, not on the pool: an event read from an upstream goes
+     * to the hub without waking another thread (bench/NOTES.md has the A/B). They must not block: every
      * upstream of the runtime waits while one does. (The hub's back-pressure, when the store falls
      * far behind, does hold them all, as it should.)
      */

@@ -802,6 +802,11 @@ public final class ClusterLink {
         }, publishAnswers);
     }
 
+    /** Whether over half of {@link #MAX_QUEUED} events this node emitted wait for Redis. */
+    boolean backedUp() {
+        return queued.get() > MAX_QUEUED / 2;
+    }
+
     /**
      * Waits while more than {@link #MAX_QUEUED} events this node emitted wait for Redis, so that a
      * runtime emitting faster than the cluster takes them is slowed to its pace; call it holding no

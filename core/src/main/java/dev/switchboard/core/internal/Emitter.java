@@ -519,6 +519,14 @@ public final class Emitter {
     }
 
 
+    /**
+     * Whether the store writer, or the cluster's bus, holds over half the writes past which
+     * {@link #awaitRoom} waits (see {@link dev.switchboard.core.spi.RunContext#backedUp}).
+     */
+    boolean backedUp() {
+        return !writer.hasRoom() || cluster != null && cluster.backedUp();
+    }
+
     /** Whether {@link #awaitRoom} would surely not wait now, with room to spare (alone, not in a cluster). */
     boolean hasRoom() {
         return cluster == null && writer.hasRoom();

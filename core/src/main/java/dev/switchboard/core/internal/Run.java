@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -58,6 +59,9 @@ final class Run implements RunContext {
     /** How long a stop waits for the handle of a run the runtime is starting. */
     private static final long HANDLE_WAIT_NANOS = 1_000_000_000L;
 
+    /** The thread of the connection that asked for the run (see {@link RunContext#home}); null: none. */
+    private final Executor home;
+
     /** The run's span, ended with it. */
     final Span span;
 
@@ -68,6 +72,7 @@ final class Run implements RunContext {
         this.conversation = conversation;
         this.request = request;
         this.span = runs.traces.run(runs.runtime.id(), request, from);
+        this.home = from == null ? null : from.executor();
     }
 
     /**
@@ -344,6 +349,16 @@ final class Run implements RunContext {
     @Override
     public Context traceContext() {
         return Context.root().with(span);
+    }
+
+    @Override
+    public Executor home() {
+        return home;
+    }
+
+    @Override
+    public boolean backedUp() {
+        return emitter.backedUp();
     }
 
     @Override

@@ -42,6 +42,26 @@ public interface RunContext {
         return io.opentelemetry.context.Context.root();
     }
 
+    /**
+     * The thread that writes the run's events to the connection that asked for it: in the gateway,
+     * that connection's Netty event loop; null when the run has no such connection (it continues
+     * after a restart, or was asked for by a subscriber with no thread of its own). A runtime that
+     * reads an upstream without blocking may read it there: what it emits is then written by the
+     * same thread, with no hand-over. Nothing that blocks may run on it.
+     */
+    default java.util.concurrent.Executor home() {
+        return null;
+    }
+
+    /**
+     * Whether the store (or, in a cluster, the bus) is so far behind that {@link #emit} may soon
+     * wait for it. A runtime reading its upstream on an event loop ({@link #home}), where waiting
+     * is not allowed, stops reading while this holds and reads on once it no longer does.
+     */
+    default boolean backedUp() {
+        return false;
+    }
+
     /** True once the run has ended or been cancelled; a runtime stops its work then. */
     boolean isDone();
 

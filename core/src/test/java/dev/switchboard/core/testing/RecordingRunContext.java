@@ -15,6 +15,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -35,6 +36,10 @@ public final class RecordingRunContext implements RunContext {
     private final CompletableFuture<Event> end = new CompletableFuture<>();
     /** The thread that read the history last; null before any did. */
     private volatile Thread historyReader;
+    /** What {@link #home} answers. */
+    private volatile Executor home;
+    /** What {@link #backedUp} answers. */
+    private volatile java.util.function.BooleanSupplier backedUp = () -> false;
 
     public RecordingRunContext(List<InputMessage> history) {
         this.history = List.copyOf(history);
@@ -81,6 +86,28 @@ public final class RecordingRunContext implements RunContext {
     @Override
     public boolean isDone() {
         return end.isDone();
+    }
+
+    /** Makes {@link #home} answer {@code executor}, as the connection that asked for the run. */
+    public RecordingRunContext home(Executor executor) {
+        this.home = executor;
+        return this;
+    }
+
+    @Override
+    public Executor home() {
+        return home;
+    }
+
+    /** Makes {@link #backedUp} answer what {@code behind} says, as a store that falls behind. */
+    public RecordingRunContext backedUp(java.util.function.BooleanSupplier behind) {
+        this.backedUp = behind;
+        return this;
+    }
+
+    @Override
+    public boolean backedUp() {
+        return backedUp.getAsBoolean();
     }
 
     @Override

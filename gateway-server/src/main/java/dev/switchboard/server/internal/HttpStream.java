@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executor;
 
 /**
  * One HTTP request of a dialect served over HTTP, as a hub subscriber. The response head waits
@@ -315,6 +316,12 @@ final class HttpStream implements Subscriber {
     @Override
     public String dialect() {
         return dialect;
+    }
+
+    /** The stream's event loop, which writes its events. */
+    @Override
+    public Executor executor() {
+        return ctx.channel().eventLoop();
     }
 
     @Override

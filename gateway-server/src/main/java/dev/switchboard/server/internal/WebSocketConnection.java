@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.Map;
 
 /**
@@ -252,6 +253,13 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     public boolean answersApprovals() {
         WireAdapter a = adapter;
         return a != null && a.answersApprovals();
+    }
+
+    /** The connection's event loop, which writes its events. */
+    @Override
+    public Executor executor() {
+        ChannelHandlerContext c = ctx;
+        return c == null ? null : c.channel().eventLoop();
     }
 
     @Override

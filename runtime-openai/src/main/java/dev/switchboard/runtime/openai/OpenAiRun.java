@@ -67,23 +67,17 @@ final class OpenAiRun implements RunHandle {
     }
 
     /**
-     * Reads the history and sends the first request to the model: on the calling thread (the hub's
-     * worker that started the run, which may read the store) when the model's host needs no name
-     * lookup, since nothing there waits on the network then and the hop to the runtime's pool cost
-     * some 0.4-0.6 ms of time to first token at one conversation (bench/NOTES.md); on the pool for a
-     * named host, whose lookup could hold the hub's worker, and whose network time dwarfs the hop.
+     * Reads the history and asks the model, on the calling thread (the hub's worker that started
+     * the run, which may read the store): the request itself goes out on the run's event loop
+     * ({@link #turn}), and a host name is looked up on the runtime's pool, so nothing here waits
+     * on the network.
      */
     void start() {
-        Runnable first = guarded(() -> {
+        guarded(() -> {
             conversation.addAll(ctx.history());
             conversation.addAll(request.messages());
             turn();
-        });
-        if (runtime.sendsFromCaller) {
-            first.run();
-        } else {
-            runtime.client.executor.execute(first);
-        }
+        }).run();
     }
 
     /**
@@ -148,30 +142,33 @@ final class OpenAiRun implements RunHandle {
 
     // ---- the model ------------------------------------------------------------------------
 
+    /**
+     * Asks the model for the next answer, on the event loop of the connection that asked for the run
+     * when it has one ({@link LoopUpstream}): the answer's tokens are read, emitted and written to
+     * that client by one thread.
+     */
     private void turn() {
         if (stopped()) {
             return;
         }
         byte[] body = OpenAiMessages.request(config, conversation, frontendTools.values(), request.context());
-        HttpRequest.Builder b = HttpRequest.newBuilder(config.endpoint())
-                .timeout(config.timeout())
-                .header("Content-Type", "application/json")
-                .header("Accept", "text/event-stream")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        List<Map.Entry<String, String>> headers = new ArrayList<>(5);
+        headers.add(Map.entry("Content-Type", "application/json"));
+        headers.add(Map.entry("Accept", "text/event-stream"));
         if (!config.apiKey().isEmpty()) {
-            b.header("Authorization", "Bearer " + config.apiKey());
+            headers.add(Map.entry("Authorization", "Bearer " + config.apiKey()));
         }
         log.debug("run {}: model call {} with {}", request.runId(), rounds + 1,
                 Plural.of(conversation.size(), "message"));
         GenAiTelemetry.ModelCall call = runtime.telemetry.chat(ctx.traceContext(), config.model(), config.endpoint());
-        GenAiTelemetry.inject(call.context(), b);
+        GenAiTelemetry.inject(call.context(), (k, v) -> headers.add(Map.entry(k, v)));
         if (runtime.telemetry.captureContent()) {
             call.input(new String(body, StandardCharsets.UTF_8));
         }
         OpenAiTurn turn = new OpenAiTurn(ctx, config.model());
-        UpstreamHttp.EventStream stream = UpstreamHttp.EventStream.open(runtime.client.http, b.build(),
-                "the model server at " + UpstreamHttp.shown(config.endpoint()), config.timeout(), runtime.client.timer,
-                new ModelStream(turn, call));
+        LoopStream stream = LoopStream.open(runtime.upstream, runtime.upstream.loopFor(ctx.home()), config.endpoint(),
+                body, headers, "the model server at " + UpstreamHttp.shown(config.endpoint()), config.timeout(),
+                ctx::backedUp, new ModelStream(turn, call));
         abort = () -> {
             stream.cancel();
             call.end("cancelled", null);
@@ -182,7 +179,7 @@ final class OpenAiRun implements RunHandle {
     }
 
     /** Reads the model's answer to one request as it streams. */
-    private final class ModelStream implements UpstreamHttp.EventStream.Listener {
+    private final class ModelStream implements LoopStream.Listener {
         private final OpenAiTurn turn;
         private final GenAiTelemetry.ModelCall call;
 
@@ -192,7 +189,7 @@ final class OpenAiRun implements RunHandle {
         }
 
         @Override
-        public void onEvent(UpstreamHttp.EventStream stream, UpstreamHttp.Sse event) {
+        public void onEvent(LoopStream stream, UpstreamHttp.Sse event) {
             call.chunk();
             try {
                 if (event.event().equals("error")) {
@@ -215,7 +212,7 @@ final class OpenAiRun implements RunHandle {
         }
 
         @Override
-        public void onEnd(UpstreamHttp.EventStream stream) {
+        public void onEnd(LoopStream stream) {
             // Some servers end the stream after the last chunk without [DONE].
             if (turn.finished()) {
                 done(stream);
@@ -236,7 +233,7 @@ final class OpenAiRun implements RunHandle {
         }
 
         /** The answer is whole: the turn completes and the run goes on. */
-        private void done(UpstreamHttp.EventStream stream) {
+        private void done(LoopStream stream) {
             if (!stream.done() || stopped()) {
                 return;
             }

@@ -27,14 +27,15 @@ public final class OpenAiRuntime implements AgentRuntime {
     final UpstreamHttp.Client client;
     /** Where its model and tool calls are reported. */
     final GenAiTelemetry telemetry;
-    /** Whether a run's first request is sent from the thread that starts it (see {@link OpenAiRun#start}). */
-    final boolean sendsFromCaller;
+    /** The model's connections, read on event loops (tool calls go through {@link #client}). */
+    final LoopUpstream upstream;
 
     OpenAiRuntime(OpenAiConfig config, Telemetry telemetry) {
         this.config = config;
         this.telemetry = new GenAiTelemetry(telemetry, ID, "openai");
         this.client = new UpstreamHttp.Client("openai", config.timeout());
-        this.sendsFromCaller = UpstreamHttp.needsNoLookup(config.endpoint());
+        this.upstream = new LoopUpstream("openai", client.executor, config.timeout(),
+                "https".equalsIgnoreCase(config.endpoint().getScheme()));
         log.info("runtime openai: model {} at {}, {}, approvals from risk {}", config.model(),
                 UpstreamHttp.shown(config.endpoint()), Plural.of(config.tools().size(), "server tool"),
                 config.approvalRisk().wireName());
@@ -65,6 +66,7 @@ public final class OpenAiRuntime implements AgentRuntime {
 
     @Override
     public void close() {
+        upstream.close();
         client.close();
     }
 }

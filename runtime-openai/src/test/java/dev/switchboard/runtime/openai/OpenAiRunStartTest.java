@@ -1,5 +1,7 @@
 package dev.switchboard.runtime.openai;
 
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
 import dev.switchboard.core.ErrorCode;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.InputMessage;
@@ -9,54 +11,197 @@ import dev.switchboard.core.spi.AgentRuntime;
 import dev.switchboard.core.spi.RunRequest;
 import dev.switchboard.core.spi.Settings;
 import dev.switchboard.core.testing.RecordingRunContext;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Where a run's first request to the model is sent from: the starting thread, unless a name lookup could hold it. */
+/**
+ * Where a run reads its model: the history on the thread that starts it, the answer on the event
+ * loop of the connection that asked for the run (or the runtime's own loop), over connections kept
+ * alive between runs; a host name is looked up off the loop.
+ */
 class OpenAiRunStartTest {
+    private HttpServer model;
+    /** The remote address of every request the model server answered. */
+    private final Set<InetSocketAddress> callers = ConcurrentHashMap.newKeySet();
+    /** Held by a test to keep the model between its first token and the rest. */
+    private final AtomicReference<CountDownLatch> hold = new AtomicReference<>();
+    private EventLoopGroup loops;
+
+    @BeforeEach
+    void startModel() throws IOException {
+        model = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+        model.setExecutor(Executors.newCachedThreadPool());
+        model.createContext("/v1/chat/completions", this::answer);
+        model.start();
+        loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    }
+
+    @AfterEach
+    void stop() {
+        model.stop(0);
+        loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+
+    /** Streams "One, two, three." in three tokens; between the first and the rest, waits for {@link #hold}. */
+    private void answer(HttpExchange ex) throws IOException {
+        try (ex) {
+            ex.getRequestBody().readAllBytes();
+            callers.add(ex.getRemoteAddress());
+            ex.getResponseHeaders().set("Content-Type", "text/event-stream");
+            ex.sendResponseHeaders(200, 0);
+            OutputStream out = ex.getResponseBody();
+            token(out, "One, ");
+            CountDownLatch h = hold.get();
+            if (h != null) {
+                try {
+                    h.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            token(out, "two, ");
+            token(out, "three.");
+            out.write(("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                    + "data: [DONE]\n\n").getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static void token(OutputStream out, String text) throws IOException {
+        out.write(("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"},\"finish_reason\":null}]}\n\n")
+                .getBytes(StandardCharsets.UTF_8));
+        out.flush();
+    }
+
+    private String baseUrl() {
+        return "http://127.0.0.1:" + model.getAddress().getPort() + "/v1";
+    }
+
     private static AgentRuntime runtime(String baseUrl) {
         Map<String, String> options = Map.of("openai-base-url", baseUrl, "model", "m", "upstream-timeout-seconds", "5");
         Settings settings = key -> Optional.ofNullable(options.get(key));
         return new OpenAiRuntimeProvider().create(settings);
     }
 
-    private static RunRequest request() {
-        return new RunRequest("c-1", "run-1", null, Principal.ANONYMOUS,
-                List.of(InputMessage.text("m-1", Role.USER, "hello")), List.of(), null, null, null, null);
+    private static RunRequest request(String runId) {
+        return new RunRequest("c-1", runId, null, Principal.ANONYMOUS,
+                List.of(InputMessage.text("m-" + runId, Role.USER, "count")), List.of(), null, null, null, null);
+    }
+
+    private static Thread threadOf(EventLoop loop) throws Exception {
+        return loop.submit(Thread::currentThread).get(5, TimeUnit.SECONDS);
     }
 
     @Test
-    void aModelAtAnAddressIsAskedFromTheThreadThatStartsTheRun() throws Exception {
-        // Nothing listens on port 1: the request is refused, after it was sent from here.
-        try (AgentRuntime openai = runtime("http://127.0.0.1:1/v1")) {
+    void theAnswerIsReadOnTheLoopOfTheConnectionThatAskedForTheRunOverOneKeptAliveConnection() throws Exception {
+        EventLoop home = loops.next();
+        Thread loopThread = threadOf(home);
+        try (AgentRuntime openai = runtime(baseUrl())) {
+            for (String run : List.of("run-1", "run-2")) {
+                RecordingRunContext ctx = new RecordingRunContext().home(home);
+                openai.start(request(run), ctx);
+
+                assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOf(Event.RunFinished.class);
+                assertThat(ctx.text()).isEqualTo("One, two, three.");
+                assertThat(ctx.historyReader()).as("the history, on the starting thread").isSameAs(Thread.currentThread());
+                assertThat(ctx.emitters()).as("every event, on the connection's loop").containsOnly(loopThread);
+            }
+        }
+        assertThat(callers).as("both runs' requests came over one connection").hasSize(1);
+    }
+
+    @Test
+    void aRunWithNoConnectionOfItsOwnReadsOnTheRuntimesLoop() {
+        try (AgentRuntime openai = runtime(baseUrl())) {
             RecordingRunContext ctx = new RecordingRunContext();
-            openai.start(request(), ctx);
-            assertThat(ctx.historyReader()).as("read before start returned, on this thread")
-                    .isSameAs(Thread.currentThread());
-            Event end = ctx.awaitEnd(Duration.ofSeconds(10));
-            assertThat(end).isInstanceOfSatisfying(Event.RunFailed.class,
-                    f -> assertThat(f.code()).isEqualTo(ErrorCode.UPSTREAM_FAILED));
+            openai.start(request("run-1"), ctx);
+
+            assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOf(Event.RunFinished.class);
+            assertThat(ctx.text()).isEqualTo("One, two, three.");
+            assertThat(ctx.emitters()).allSatisfy(t -> assertThat(t.getName()).isEqualTo("switchboard-openai-loop"));
         }
     }
 
     @Test
-    void aModelAtANameIsAskedFromTheRuntimesPool() throws Exception {
-        try (AgentRuntime openai = runtime("http://model.invalid:1/v1")) {
+    void whileTheStoreIsBehindTheAnswerIsNotReadOn() throws Exception {
+        hold.set(new CountDownLatch(1));
+        AtomicBoolean behind = new AtomicBoolean(true);
+        try (AgentRuntime openai = runtime(baseUrl())) {
+            RecordingRunContext ctx = new RecordingRunContext().backedUp(behind::get).home(loops.next());
+            openai.start(request("run-1"), ctx);
+            // The first token is read (and emitted) before the reader sees the store behind.
+            waitFor(() -> !ctx.events(Event.TextDelta.class).isEmpty());
+            hold.get().countDown();
+            Thread.sleep(300);
+            assertThat(ctx.events(Event.TextDelta.class)).as("nothing read on while the store is behind").hasSize(1);
+            assertThat(ctx.isDone()).isFalse();
+
+            behind.set(false);
+            assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOf(Event.RunFinished.class);
+            assertThat(ctx.text()).isEqualTo("One, two, three.");
+        }
+    }
+
+    @Test
+    void aModelAtAnAddressThatRefusesIsAClearErrorAndTheHistoryIsReadOnTheStartingThread() {
+        // Nothing listens on port 1: the connection is refused.
+        try (AgentRuntime openai = runtime("http://127.0.0.1:1/v1")) {
             RecordingRunContext ctx = new RecordingRunContext();
-            openai.start(request(), ctx);
+            openai.start(request("run-1"), ctx);
+            assertThat(ctx.historyReader()).as("read before start returned, on this thread")
+                    .isSameAs(Thread.currentThread());
+            Event end = ctx.awaitEnd(Duration.ofSeconds(10));
+            assertThat(end).isInstanceOfSatisfying(Event.RunFailed.class, f -> {
+                assertThat(f.code()).isEqualTo(ErrorCode.UPSTREAM_FAILED);
+                assertThat(f.message()).startsWith("cannot connect to the model server at http://127.0.0.1:1/v1/chat/completions");
+            });
+        }
+    }
+
+    @Test
+    void aHostNameThatIsNotFoundIsAClearError() {
+        EventLoop home = loops.next();
+        try (AgentRuntime openai = runtime("http://model.invalid:1/v1")) {
+            RecordingRunContext ctx = new RecordingRunContext().home(home);
+            openai.start(request("run-1"), ctx);
             // The name is never found (.invalid), or the lookup outlasts the 5 s timeout: the run fails either way.
             Event end = ctx.awaitEnd(Duration.ofSeconds(30));
-            assertThat(end).isInstanceOfSatisfying(Event.RunFailed.class,
-                    f -> assertThat(f.code()).isEqualTo(ErrorCode.UPSTREAM_FAILED));
-            assertThat(ctx.historyReader()).as("the history was read").isNotNull();
-            assertThat(ctx.historyReader()).isNotSameAs(Thread.currentThread());
-            assertThat(ctx.historyReader().getName()).startsWith("switchboard-openai-");
+            assertThat(end).isInstanceOfSatisfying(Event.RunFailed.class, f -> {
+                assertThat(f.code()).isEqualTo(ErrorCode.UPSTREAM_FAILED);
+                assertThat(f.message()).containsAnyOf("cannot find the host model.invalid of the model server",
+                        "did not answer within 5 s");
+            });
+        }
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waited 10 s").isLessThan(deadline);
+            Thread.sleep(10);
         }
     }
 }
