@@ -310,6 +310,23 @@ class OpenAiRuntimeServerTest {
     }
 
     @Test
+    void aToolAtAHostNameThatIsNotFoundIsReportedFailedAndTheRunGoesOn() {
+        // The tool is called after the model's answer, on the connection's event loop: its host name
+        // is looked up on the runtime's pool, and never found (.invalid), or not within the timeout.
+        String tools = "[{\"name\":\"lookup_inspection\",\"description\":\"Looks up an inspection\","
+                + "\"url\":\"http://inspections.invalid:9/lookup\",\"risk\":\"low\"}]";
+        llm.then(ScriptedOpenAi.toolCalls(new Call("call_1", "lookup_inspection", "{\"establishment_id\":\"X\"}")))
+                .then(ScriptedOpenAi.text("The records are unavailable."));
+        try (WsClient c = gateway(Map.of("tools", tools, "upstream-timeout-seconds", 5)).connect("/ws")) {
+            List<JsonNode> frames = c.ask("s-unknown-host", "Check X").untilCompleted();
+
+            assertThat(frame(frames, "tool_call:failed").path("result").asText())
+                    .startsWith("the tool lookup_inspection failed: ");
+            assertThat(chunks(frames)).isEqualTo("The records are unavailable.");
+        }
+    }
+
+    @Test
     void anApprovalGatedToolRunsOnlyOnceApprovedOverHai() throws Exception {
         llm.tool("file_report", args -> new ToolAnswer(200, "filed RPT-7"))
                 .then(ScriptedOpenAi.toolCalls(new Call("call_r", "file_report", "{\"inspection\":\"INS-7\"}")))

@@ -27,7 +27,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * One run of the {@code openai} runtime: turns of streamed model calls, each followed by the server
@@ -350,11 +353,29 @@ final class OpenAiRun implements RunHandle {
             traced.end("invalid_request");
             return result(call, false, "the tool " + tool.name() + " could not be called: " + e.getMessage());
         }
-        CompletableFuture<HttpResponse<String>> f =
-                runtime.client.http.sendAsync(toolRequest, info -> UpstreamHttp.text(MAX_TOOL_RESULT_BYTES));
-        abort = () -> f.cancel(true);
-        if (stopped()) {
+        // This may run on an event loop (after the model's answer): a host name, whose lookup the JDK's
+        // client may do on the sending thread, is sent from the runtime's pool.
+        AtomicReference<CompletableFuture<?>> exchange = new AtomicReference<>();
+        Supplier<CompletableFuture<HttpResponse<String>>> send = () -> {
+            if (stopped()) {
+                return CompletableFuture.failedFuture(new CancellationException("the run ended"));
+            }
+            CompletableFuture<HttpResponse<String>> x =
+                    runtime.client.http.sendAsync(toolRequest, info -> UpstreamHttp.text(MAX_TOOL_RESULT_BYTES));
+            exchange.set(x);
+            return x;
+        };
+        CompletableFuture<HttpResponse<String>> f = UpstreamHttp.needsNoLookup(tool.url()) ? send.get()
+                : CompletableFuture.supplyAsync(send, runtime.client.executor).thenCompose(x -> x);
+        abort = () -> {
             f.cancel(true);
+            CompletableFuture<?> x = exchange.get();
+            if (x != null) {
+                x.cancel(true);
+            }
+        };
+        if (stopped()) {
+            abort.run();
         }
         URI url = tool.url();
         return f.handle((response, error) -> {
