@@ -33,6 +33,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -459,19 +461,95 @@ public final class UpstreamHttp {
     }
 
     /**
-     * Splits the body into lines at CR, LF or CRLF as bytes arrive (both are ASCII, so never part of
-     * a multi-byte UTF-8 character) and feeds them to an {@link SseDecoder}. {@link #cancel()} stops
+     * Splits an event stream's bytes into lines at CR, LF or CRLF as they arrive (both are ASCII, so
+     * never part of a multi-byte UTF-8 character) and feeds them to an {@link SseDecoder}: what a
+     * reader of an event stream keeps between its reads, whichever client reads it.
+     */
+    public static final class SseLines {
+        private final SseDecoder decoder = new SseDecoder();
+        private byte[] line = new byte[512];
+        private int length;
+        private boolean afterCr;
+
+        /**
+         * Takes the bytes between the buffer's position and its limit (the position is left as it
+         * is), handing each event they complete to {@code sink} while {@code open} holds; runs
+         * between line ends are copied whole, not byte by byte.
+         *
+         * @throws IOException when a line is longer than {@link #MAX_LINE_BYTES}
+         */
+        public void take(ByteBuffer buffer, Consumer<Sse> sink, BooleanSupplier open) throws IOException {
+            int i = buffer.position();
+            int end = buffer.limit();
+            while (i < end && open.getAsBoolean()) {
+                byte b = buffer.get(i);
+                if (b == '\n' || b == '\r') {
+                    endOfLine(b, sink);
+                    i++;
+                    continue;
+                }
+                afterCr = false;
+                int start = i;
+                while (i < end && (b = buffer.get(i)) != '\n' && b != '\r') {
+                    i++;
+                }
+                append(buffer, start, i - start);
+            }
+        }
+
+        /** The stream ended: the line still pending, then the event still pending, go to {@code sink}. */
+        public void end(Consumer<Sse> sink) {
+            if (length > 0) {
+                dispatch(decoder.line(text()), sink);
+            }
+            dispatch(decoder.end(), sink);
+        }
+
+        private void endOfLine(byte b, Consumer<Sse> sink) {
+            if (b == '\n' && afterCr) {
+                afterCr = false;
+                return;
+            }
+            afterCr = b == '\r';
+            dispatch(decoder.line(text()), sink);
+        }
+
+        private String text() {
+            String text = new String(line, 0, length, StandardCharsets.UTF_8);
+            length = 0;
+            return text;
+        }
+
+        private static void dispatch(Sse event, Consumer<Sse> sink) {
+            if (event != null) {
+                sink.accept(event);
+            }
+        }
+
+        private void append(ByteBuffer buffer, int from, int n) throws IOException {
+            if (length + n > line.length) {
+                if (length + n > MAX_LINE_BYTES) {
+                    throw new IOException("an event-stream line is longer than " + MAX_LINE_BYTES + " bytes");
+                }
+                line = Arrays.copyOf(line, Math.min(MAX_LINE_BYTES, Math.max(length + n, line.length * 2)));
+            }
+            buffer.get(from, line, length, n);
+            length += n;
+        }
+    }
+
+    /**
+     * Reads the body as an event stream ({@link SseLines}) for its listener. {@link #cancel()} stops
      * the body and closes the connection.
      */
     public static final class SseSubscriber implements HttpResponse.BodySubscriber<Void> {
         private final SseListener listener;
-        private final SseDecoder decoder = new SseDecoder();
+        private final SseLines lines = new SseLines();
         private final CompletableFuture<Void> body = new CompletableFuture<>();
         private volatile Flow.Subscription subscription;
         private volatile boolean cancelled;
-        private byte[] line = new byte[512];
-        private int length;
-        private boolean afterCr;
+        private final Consumer<Sse> deliver = this::deliver;
+        private final BooleanSupplier open = () -> !cancelled;
 
         private SseSubscriber(SseListener listener) {
             this.listener = listener;
@@ -506,7 +584,7 @@ public final class UpstreamHttp {
         public void onNext(List<ByteBuffer> buffers) {
             try {
                 for (ByteBuffer buffer : buffers) {
-                    take(buffer);
+                    lines.take(buffer, deliver, open);
                 }
             } catch (IOException | RuntimeException e) {
                 fail(e);
@@ -517,50 +595,8 @@ public final class UpstreamHttp {
             }
         }
 
-        /** Splits a buffer into lines: runs between line ends are copied whole, not byte by byte. */
-        private void take(ByteBuffer buffer) throws IOException {
-            int i = buffer.position();
-            int end = buffer.limit();
-            while (i < end && !cancelled) {
-                byte b = buffer.get(i);
-                if (b == '\n' || b == '\r') {
-                    endOfLine(b);
-                    i++;
-                    continue;
-                }
-                afterCr = false;
-                int start = i;
-                while (i < end && (b = buffer.get(i)) != '\n' && b != '\r') {
-                    i++;
-                }
-                append(buffer, start, i - start);
-            }
-        }
-
-        private void endOfLine(byte b) throws IOException {
-            if (b == '\n' && afterCr) {
-                afterCr = false;
-                return;
-            }
-            afterCr = b == '\r';
-            String text = new String(line, 0, length, StandardCharsets.UTF_8);
-            length = 0;
-            deliver(decoder.line(text));
-        }
-
-        private void append(ByteBuffer buffer, int from, int n) throws IOException {
-            if (length + n > line.length) {
-                if (length + n > MAX_LINE_BYTES) {
-                    throw new IOException("an event-stream line is longer than " + MAX_LINE_BYTES + " bytes");
-                }
-                line = Arrays.copyOf(line, Math.min(MAX_LINE_BYTES, Math.max(length + n, line.length * 2)));
-            }
-            buffer.get(from, line, length, n);
-            length += n;
-        }
-
         private void deliver(Sse event) {
-            if (event != null && !cancelled) {
+            if (!cancelled) {
                 listener.onEvent(event);
             }
         }
@@ -588,12 +624,7 @@ public final class UpstreamHttp {
                 return;
             }
             try {
-                if (length > 0) {
-                    String text = new String(line, 0, length, StandardCharsets.UTF_8);
-                    length = 0;
-                    deliver(decoder.line(text));
-                }
-                deliver(decoder.end());
+                lines.end(deliver);
             } catch (RuntimeException e) {
                 fail(e);
                 return;

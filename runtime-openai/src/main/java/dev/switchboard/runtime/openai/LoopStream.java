@@ -26,13 +26,13 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * One streamed {@code POST} to the model server, read on an event loop ({@link LoopUpstream}): its
@@ -146,7 +146,7 @@ final class LoopStream {
             connectTo(new InetSocketAddress(host, port));
             return;
         }
-        upstreams.lookups().execute(() -> {
+        Runnable lookUp = () -> {
             InetSocketAddress address = new InetSocketAddress(host, port);
             try {
                 loop.execute(() -> {
@@ -159,7 +159,12 @@ final class LoopStream {
             } catch (RejectedExecutionException stopped) {
                 // The gateway is stopping; its runs end with it.
             }
-        });
+        };
+        try {
+            upstreams.lookups().execute(lookUp);
+        } catch (RejectedExecutionException stopping) {
+            fail("the gateway is stopping", 0);
+        }
     }
 
     private void connectTo(InetSocketAddress address) {
@@ -310,9 +315,8 @@ final class LoopStream {
     }
 
     /**
-     * Reads the answers of one connection: the head, then the body as event-stream lines split at
-     * CR, LF or CRLF (both ASCII, so never inside a multi-byte UTF-8 character) for an
-     * {@link UpstreamHttp.SseDecoder}, or an error body up to a bound. Once an answer's body has
+     * Reads the answers of one connection: the head, then the body as an event stream
+     * ({@link UpstreamHttp.SseLines}), or an error body up to a bound. Once an answer's body has
      * ended, a connection the server keeps alive goes back to the pool.
      */
     static final class Reader extends SimpleChannelInboundHandler<HttpObject> {
@@ -322,10 +326,16 @@ final class LoopStream {
         private LoopStream stream;
         /** When the connection went back to the pool ({@link LoopUpstream#park}). */
         long parkedAt;
-        private UpstreamHttp.SseDecoder decoder;
-        private byte[] line = new byte[512];
-        private int length;
-        private boolean afterCr;
+        private UpstreamHttp.SseLines lines;
+        /** Hands an event to the stream's listener, unless the stream is over. */
+        private final Consumer<UpstreamHttp.Sse> deliver = event -> {
+            LoopStream s = stream;
+            if (s != null && !s.over) {
+                s.listener.onEvent(s, event);
+            }
+        };
+        /** Whether a stream still reads this connection (a failure in the listener detaches it). */
+        private final BooleanSupplier attached = () -> stream != null;
         private int status;
         private boolean keepAlive;
         private String location;
@@ -375,7 +385,10 @@ final class LoopStream {
                     return;
                 }
                 try {
-                    take(s, content.content());
+                    ByteBuf b = content.content();
+                    if (b.isReadable()) {
+                        lines.take(b.nioBuffer(), deliver, attached);
+                    }
                 } catch (IOException e) {
                     s.fail(UpstreamHttp.describe(e, s.upstream, s.timeout), 0);
                     return;
@@ -405,9 +418,7 @@ final class LoopStream {
                         + " instead of an event stream (text/event-stream)", 0);
                 return;
             }
-            decoder = new UpstreamHttp.SseDecoder();
-            length = 0;
-            afterCr = false;
+            lines = new UpstreamHttp.SseLines();
         }
 
         private void failWithStatus(LoopStream s) {
@@ -421,11 +432,11 @@ final class LoopStream {
 
         /** The answer's body ended: what is pending is dispatched, the listener told, the connection kept or closed. */
         private void end(ChannelHandlerContext ctx, LoopStream s) {
-            if (length > 0) {
-                deliver(s, decoder.line(new String(line, 0, length, StandardCharsets.UTF_8)));
-                length = 0;
+            lines.end(deliver);
+            if (stream != s) {
+                // The listener failed the stream on its last event, and dropped the connection.
+                return;
             }
-            deliver(s, decoder.end());
             boolean told = s.over;
             stream = null;
             s.channel = null;
@@ -438,49 +449,6 @@ final class LoopStream {
                 upstreams.park(loop, origin, ctx.channel());
             } else {
                 ctx.close();
-            }
-        }
-
-        /** Splits a buffer into lines: runs between line ends are copied whole, not byte by byte. */
-        private void take(LoopStream s, ByteBuf b) throws IOException {
-            int i = b.readerIndex();
-            int end = b.writerIndex();
-            while (i < end && stream == s) {
-                byte c = b.getByte(i);
-                if (c == '\n' || c == '\r') {
-                    if (c == '\n' && afterCr) {
-                        afterCr = false;
-                    } else {
-                        afterCr = c == '\r';
-                        String text = new String(line, 0, length, StandardCharsets.UTF_8);
-                        length = 0;
-                        deliver(s, decoder.line(text));
-                    }
-                    i++;
-                    continue;
-                }
-                afterCr = false;
-                int start = i;
-                int lineEnd = b.forEachByte(i, end - i, x -> x != '\n' && x != '\r');
-                i = lineEnd < 0 ? end : lineEnd;
-                append(b, start, i - start);
-            }
-        }
-
-        private void append(ByteBuf b, int from, int n) throws IOException {
-            if (length + n > line.length) {
-                if (length + n > UpstreamHttp.MAX_LINE_BYTES) {
-                    throw new IOException("an event-stream line is longer than " + UpstreamHttp.MAX_LINE_BYTES + " bytes");
-                }
-                line = Arrays.copyOf(line, Math.min(UpstreamHttp.MAX_LINE_BYTES, Math.max(length + n, line.length * 2)));
-            }
-            b.getBytes(from, line, length, n);
-            length += n;
-        }
-
-        private void deliver(LoopStream s, UpstreamHttp.Sse event) {
-            if (event != null && !s.over) {
-                s.listener.onEvent(s, event);
             }
         }
 
