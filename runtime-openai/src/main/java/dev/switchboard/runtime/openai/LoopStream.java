@@ -207,12 +207,7 @@ final class LoopStream {
         if (over) {
             return;
         }
-        Channel c = channel;
-        channel = null;
-        if (c != null) {
-            c.pipeline().get(Reader.class).detach();
-            c.close();
-        }
+        dropConnection();
         if (reused && !answered) {
             reused = false;
             connect();

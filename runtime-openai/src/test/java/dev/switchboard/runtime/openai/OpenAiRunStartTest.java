@@ -19,10 +19,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -33,6 +36,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -131,6 +135,70 @@ class OpenAiRunStartTest {
             }
         }
         assertThat(callers).as("both runs' requests came over one connection").hasSize(1);
+    }
+
+    @Test
+    void aRequestOnAKeptAliveConnectionTheServerClosesUnansweredIsSentAgainOnANewOne() throws Exception {
+        // A server that answers the first request on a connection and closes it, unanswered, at the
+        // next one, as a server does that drops an idle connection while the request is on its way.
+        AtomicInteger connections = new AtomicInteger();
+        AtomicInteger requests = new AtomicInteger();
+        try (ServerSocket server = new ServerSocket(0, 16, InetAddress.getLoopbackAddress())) {
+            Thread accepting = new Thread(() -> {
+                while (!server.isClosed()) {
+                    try (Socket s = server.accept()) {
+                        connections.incrementAndGet();
+                        BufferedInputStream in = new BufferedInputStream(s.getInputStream());
+                        readRequest(in);
+                        requests.incrementAndGet();
+                        String body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Again.\"},"
+                                + "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+                        s.getOutputStream().write(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                + "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n"
+                                + body + "\r\n0\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                        s.getOutputStream().flush();
+                        if (readRequest(in)) {
+                            requests.incrementAndGet();
+                        }
+                    } catch (IOException closed) {
+                        // The test is over.
+                    }
+                }
+            });
+            accepting.setDaemon(true);
+            accepting.start();
+            EventLoop home = loops.next();
+            try (AgentRuntime openai = runtime("http://127.0.0.1:" + server.getLocalPort() + "/v1")) {
+                for (String run : List.of("run-1", "run-2")) {
+                    RecordingRunContext ctx = new RecordingRunContext().home(home);
+                    openai.start(request(run), ctx);
+
+                    assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).as(run).isInstanceOf(Event.RunFinished.class);
+                    assertThat(ctx.text()).isEqualTo("Again.");
+                }
+            }
+            assertThat(requests.get()).as("run-2's request, sent on the kept connection, then on a new one").isEqualTo(3);
+            assertThat(connections.get()).isEqualTo(2);
+        }
+    }
+
+    /** Reads one request's head and its Content-Length body; false when the connection ended first. */
+    private static boolean readRequest(BufferedInputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        int b;
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            if ((b = in.read()) < 0) {
+                return false;
+            }
+            head.append((char) b);
+        }
+        int length = 0;
+        for (String line : head.toString().split("\r\n")) {
+            if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring(15).trim());
+            }
+        }
+        return in.readNBytes(length).length == length;
     }
 
     @Test
