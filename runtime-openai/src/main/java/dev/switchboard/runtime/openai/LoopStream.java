@@ -2,6 +2,7 @@ package dev.switchboard.runtime.openai;
 
 import dev.switchboard.core.UpstreamHttp;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -21,6 +22,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -297,7 +299,7 @@ final class LoopStream {
     /** Reads on after a pause for a store that was behind, once it no longer is. */
     private void readOnWhenRoom() {
         Channel c = channel;
-        if (c == null || over && !c.isActive()) {
+        if (c == null || !c.isActive()) {
             return;
         }
         // The pause is the store's, not the server's silence.
@@ -334,7 +336,8 @@ final class LoopStream {
         private int status;
         private boolean keepAlive;
         private String location;
-        private StringBuilder error;
+        /** The body of an answer that is not 2xx, up to {@link UpstreamHttp#MAX_ERROR_BODY_BYTES}; null otherwise. */
+        private ByteArrayOutputStream error;
 
         Reader(LoopUpstream upstreams, EventLoop loop, String origin) {
             this.upstreams = upstreams;
@@ -371,10 +374,11 @@ final class LoopStream {
             }
             if (msg instanceof HttpContent content) {
                 if (error != null) {
+                    // Bytes, decoded once whole: a chunk may end inside a character.
                     ByteBuf b = content.content();
-                    int room = UpstreamHttp.MAX_ERROR_BODY_BYTES - error.length();
-                    error.append(b.toString(b.readerIndex(), Math.min(room, b.readableBytes()), StandardCharsets.UTF_8));
-                    if (msg instanceof LastHttpContent || error.length() >= UpstreamHttp.MAX_ERROR_BODY_BYTES) {
+                    int room = UpstreamHttp.MAX_ERROR_BODY_BYTES - error.size();
+                    error.writeBytes(ByteBufUtil.getBytes(b, b.readerIndex(), Math.min(room, b.readableBytes())));
+                    if (msg instanceof LastHttpContent || error.size() >= UpstreamHttp.MAX_ERROR_BODY_BYTES) {
                         failWithStatus(s);
                     }
                     return;
@@ -390,7 +394,8 @@ final class LoopStream {
                 }
                 if (msg instanceof LastHttpContent) {
                     end(ctx, s);
-                } else if (!s.over && s.backedUp.getAsBoolean()) {
+                } else if (!s.over && ctx.channel().config().isAutoRead() && s.backedUp.getAsBoolean()) {
+                    // One pause at a time: the rest of a read's messages still come while it lasts.
                     ctx.channel().config().setAutoRead(false);
                     loop.schedule(s::readOnWhenRoom, PAUSE_CHECK_MILLIS, TimeUnit.MILLISECONDS);
                 }
@@ -404,7 +409,7 @@ final class LoopStream {
             location = r.headers().get(HttpHeaderNames.LOCATION);
             error = null;
             if (status / 100 != 2) {
-                error = new StringBuilder();
+                error = new ByteArrayOutputStream();
                 return;
             }
             String type = r.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
@@ -417,7 +422,8 @@ final class LoopStream {
         }
 
         private void failWithStatus(LoopStream s) {
-            String text = error.length() >= UpstreamHttp.MAX_ERROR_BODY_BYTES ? error + "…" : error.toString();
+            String body = error.toString(StandardCharsets.UTF_8);
+            String text = error.size() >= UpstreamHttp.MAX_ERROR_BODY_BYTES ? body + "…" : body;
             error = null;
             String redirect = status / 100 == 3 && location != null
                     ? " (a redirect to " + UpstreamHttp.shorten(location) + "; set the URL to where it points)" : "";
@@ -440,6 +446,8 @@ final class LoopStream {
                 s.listener.onEnd(s);
             }
             if (keepAlive && ctx.channel().isActive()) {
+                // A pause may still hold (the answer's last messages came from one read): idle, the
+                // connection must see the server close it.
                 ctx.channel().config().setAutoRead(true);
                 upstreams.park(loop, origin, ctx.channel());
             } else {

@@ -234,6 +234,52 @@ class OpenAiRunStartTest {
     }
 
     @Test
+    void aRedirectIsNotFollowedAndTheErrorSaysWhereItPoints() {
+        model.createContext("/old/v1/chat/completions", ex -> {
+            try (ex) {
+                ex.getRequestBody().readAllBytes();
+                ex.getResponseHeaders().set("Location", "/v1/chat/completions");
+                ex.sendResponseHeaders(307, -1);
+            }
+        });
+        try (AgentRuntime openai = runtime("http://127.0.0.1:" + model.getAddress().getPort() + "/old/v1")) {
+            RecordingRunContext ctx = new RecordingRunContext().home(loops.next());
+            openai.start(request("run-1"), ctx);
+
+            assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOfSatisfying(Event.RunFailed.class, f -> {
+                assertThat(f.code()).isEqualTo(ErrorCode.UPSTREAM_FAILED);
+                assertThat(f.message()).contains("answered HTTP 307 to POST http://127.0.0.1:")
+                        .endsWith("(a redirect to /v1/chat/completions; set the URL to where it points)");
+            });
+        }
+        assertThat(callers).as("the redirect was not followed").isEmpty();
+    }
+
+    @Test
+    void anErrorBodyCutInsideACharacterByItsChunksReadsWhole() {
+        model.createContext("/busy/v1/chat/completions", ex -> {
+            try (ex) {
+                ex.getRequestBody().readAllBytes();
+                byte[] body = "{\"error\":{\"message\":\"überlastet\"}}".getBytes(StandardCharsets.UTF_8);
+                ex.getResponseHeaders().set("Content-Type", "application/json");
+                ex.sendResponseHeaders(503, 0);
+                int split = 22; // inside "ü", which is two bytes
+                ex.getResponseBody().write(body, 0, split);
+                ex.getResponseBody().flush();
+                ex.getResponseBody().write(body, split, body.length - split);
+            }
+        });
+        try (AgentRuntime openai = runtime("http://127.0.0.1:" + model.getAddress().getPort() + "/busy/v1")) {
+            RecordingRunContext ctx = new RecordingRunContext().home(loops.next());
+            openai.start(request("run-1"), ctx);
+
+            assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOfSatisfying(Event.RunFailed.class,
+                    f -> assertThat(f.message()).endsWith("answered HTTP 503 to POST http://127.0.0.1:"
+                            + model.getAddress().getPort() + "/busy/v1/chat/completions: überlastet"));
+        }
+    }
+
+    @Test
     void aModelAtAnAddressThatRefusesIsAClearErrorAndTheHistoryIsReadOnTheStartingThread() {
         // Nothing listens on port 1: the connection is refused.
         try (AgentRuntime openai = runtime("http://127.0.0.1:1/v1")) {
