@@ -25,6 +25,11 @@ public final class LlmBench {
     private static final int WARM_RUN_STARTS = 6_000;
     static final int WARM_RUN_TOKENS = 2;
     /**
+     * Follow-up turns each conversation of the warm-up asks for after its first: short of the most
+     * history messages the gateway keeps in memory (64), so every one starts from memory.
+     */
+    static final int WARM_FOLLOW_UPS = 30;
+    /**
      * What to run: the concurrencies, tokens per answer, and at each concurrency an unpaced point of
      * at least {@code minAnswers} answers and {@code rounds} per conversation, then a paced point of
      * at least {@code pacedMinAnswers} answers and {@code pacedRounds} per conversation.
@@ -71,6 +76,11 @@ public final class LlmBench {
             return result.tokensPerSecond() > 0;
         }
 
+        /** Whether its answers were the follow-up turns of conversations (see {@link LlmClient}). */
+        public boolean followUps() {
+            return result.followUps();
+        }
+
         public double ttftMillis(double percentile) {
             return millis(result.ttft(), percentile);
         }
@@ -108,7 +118,8 @@ public final class LlmBench {
         /** The direct point of the same concurrency and pace as {@code p}. */
         public Point direct(Point p) {
             return points.stream().filter(d -> d.result().path() == LlmClient.Path.DIRECT
-                    && d.clients() == p.clients() && d.paced() == p.paced()).findFirst().orElse(null);
+                    && d.clients() == p.clients() && d.paced() == p.paced() && d.followUps() == p.followUps())
+                    .findFirst().orElse(null);
         }
 
         /** Time to first token at this percentile through the gateway minus directly, in ms. */
@@ -117,10 +128,15 @@ public final class LlmBench {
             return d == null ? Double.NaN : p.ttftMillis(percentile) - d.ttftMillis(percentile);
         }
 
-        /** The gateway points of the highest concurrency, paced or not. */
+        /** The gateway points of the highest concurrency, paced or not, each answer in a new conversation. */
         public List<Point> atMost(boolean paced) {
             return points.stream().filter(p -> p.result().path() != LlmClient.Path.DIRECT && p.paced() == paced
-                    && p.clients() == settings.maxConcurrency()).toList();
+                    && !p.followUps() && p.clients() == settings.maxConcurrency()).toList();
+        }
+
+        /** The gateway points of follow-up turns (paced, at the highest concurrency). */
+        public List<Point> followUps() {
+            return points.stream().filter(p -> p.result().path() != LlmClient.Path.DIRECT && p.followUps()).toList();
         }
     }
 
@@ -152,7 +168,7 @@ public final class LlmBench {
             for (int clients : settings.concurrency()) {
                 for (LlmClient.Path path : LlmClient.Path.values()) {
                     points.add(log(measure(client, model, gateway, path, clients, settings.answersPerClient(clients),
-                            0, Duration.ZERO), points));
+                            0, Duration.ZERO, false), points));
                 }
             }
             // A model's pace: the conversations start at random within one answer's time, so that from the
@@ -161,9 +177,16 @@ public final class LlmBench {
             for (int clients : settings.concurrency()) {
                 for (LlmClient.Path path : LlmClient.Path.values()) {
                     points.add(log(measure(client, model, gateway, path, clients,
-                            settings.pacedAnswersPerClient(clients), rate, clients == 1 ? Duration.ZERO : answer),
+                            settings.pacedAnswersPerClient(clients), rate, clients == 1 ? Duration.ZERO : answer, false),
                             points));
                 }
+            }
+            // A chat's next turns: the same, each answer the next turn of its client's conversation, after a
+            // first turn not counted (the gateway then holds the short history in memory).
+            int most = settings.maxConcurrency();
+            for (LlmClient.Path path : LlmClient.Path.values()) {
+                points.add(log(measure(client, model, gateway, path, most, settings.pacedAnswersPerClient(most), rate,
+                        most == 1 ? Duration.ZERO : answer, true), points));
             }
         }
         return new Results(settings, points);
@@ -186,6 +209,9 @@ public final class LlmBench {
         for (LlmClient.Path path : LlmClient.Path.values()) {
             if (path != LlmClient.Path.DIRECT) {
                 client.run(path, gateway.port, most, perClient, WARM_RUN_TOKENS, 0, Duration.ZERO, settings.limit());
+                // And as the turns of conversations, whose starts take another way (their history in memory).
+                client.run(path, gateway.port, most, Math.min(perClient, WARM_FOLLOW_UPS), WARM_RUN_TOKENS, 0,
+                        Duration.ZERO, settings.limit(), true);
             }
         }
         for (int i = 1; i <= MAX_WARM_RUNS; i++) {
@@ -193,14 +219,15 @@ public final class LlmBench {
             double jit = 0;
             model.script(settings.tokens(), 0);
             for (LlmClient.Path path : LlmClient.Path.values()) {
-                Point p = measure(client, model, gateway, path, most, settings.answersPerClient(most), 0, Duration.ZERO);
+                Point p = measure(client, model, gateway, path, most, settings.answersPerClient(most), 0, Duration.ZERO,
+                        false);
                 cpu += path == LlmClient.Path.DIRECT ? 0 : p.gatewayCpuSeconds();
                 jit += path == LlmClient.Path.DIRECT ? 0 : p.gatewayJitSeconds();
             }
             model.script(settings.tokens(), rate);
             for (LlmClient.Path path : LlmClient.Path.values()) {
                 if (path != LlmClient.Path.DIRECT) {
-                    Point p = measure(client, model, gateway, path, most, 1, rate, answer);
+                    Point p = measure(client, model, gateway, path, most, 1, rate, answer, false);
                     cpu += p.gatewayCpuSeconds();
                     jit += p.gatewayJitSeconds();
                 }
@@ -220,7 +247,8 @@ public final class LlmBench {
     }
 
     private Point measure(LlmClient client, ScriptedModel model, ServerProcess gateway, LlmClient.Path path,
-                          int clients, int answers, double rate, Duration stagger) throws InterruptedException {
+                          int clients, int answers, double rate, Duration stagger, boolean followUps)
+            throws InterruptedException {
         if (!gateway.alive()) {
             throw new IllegalStateException("the gateway is no longer running; see its log in " + workDir);
         }
@@ -228,7 +256,7 @@ public final class LlmBench {
         long self = ProcessHandle.current().pid();
         ProcessProbe probe = ProcessProbe.watch(List.of(gateway.pid(), self));
         LlmClient.Result r = client.run(path, port, clients, answers, settings.tokens(), rate, stagger,
-                settings.limit());
+                settings.limit(), followUps);
         Map<Long, ProcessStats> stats = probe.stop();
         if (r.answers() == 0) {
             throw new IllegalStateException("no answer of " + settings.tokens() + " tokens came whole on " + path.id
@@ -255,7 +283,7 @@ public final class LlmBench {
                 + String.format(Locale.ROOT, " suite runq wait=%.1f µs/token", p.suiteWaitMicrosPerToken());
         BenchSuite.log(String.format(Locale.ROOT, "llm %-8s conc=%4d %-7s answers=%4d ttft p50=%.2f ms p99=%.2f ms%s "
                         + "per-token p50=%.2f ms p99=%.2f ms%s errors=%d%s%s%s", p.path(), p.clients(),
-                p.paced() ? "paced" : "unpaced", r.answers(), p.ttftMillis(50), p.ttftMillis(99), gatewayOnly,
+                p.followUps() ? "follow" : p.paced() ? "paced" : "unpaced", r.answers(), p.ttftMillis(50), p.ttftMillis(99), gatewayOnly,
                 p.perTokenMillis(50), p.perTokenMillis(99), cpu, r.errors(), r.timedOut() ? " TIMED OUT" : "", jit,
                 waits));
         return p;

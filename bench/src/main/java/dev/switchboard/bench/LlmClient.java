@@ -1,6 +1,9 @@
 package dev.switchboard.bench;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Ids;
+import dev.switchboard.core.Json;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.SynchronizedHistogram;
 
@@ -31,7 +34,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * wrote a token (which its text carries, see {@link ScriptedModel}) to its arrival. All on the
  * JDK's HTTP client, in this process, whose clock the model's is. Every answer is asked for in a
  * new conversation, so that the model is asked the same as the direct path asks it: one user
- * message, no history.
+ * message, no history; or, in a point of <em>follow-ups</em>, as the next turn of the client's one
+ * conversation, after a first turn that is not counted: the direct client then sends the whole
+ * conversation so far with each request, an AG-UI client sends it too (the assistant's messages
+ * under the ids the gateway gave them), and a HAI client only its new message (the gateway keeps
+ * the history).
  */
 final class LlmClient {
     /** Where a client reads the model's answers. */
@@ -50,7 +57,7 @@ final class LlmClient {
     /** What one point delivered; latencies in nanoseconds. */
     record Result(Path path, int clients, int answersPerClient, int tokens, double tokensPerSecond, long answers,
                   long tokensReceived, long errors, boolean timedOut, double seconds, Histogram ttft,
-                  Histogram perToken) {
+                  Histogram perToken, boolean followUps) {
     }
 
     private static final String PROMPT = "Hello";
@@ -69,14 +76,25 @@ final class LlmClient {
      */
     Result run(Path path, int port, int clients, int answersPerClient, int tokens, double tokensPerSecond,
                Duration stagger, Duration limit) throws InterruptedException {
+        return run(path, port, clients, answersPerClient, tokens, tokensPerSecond, stagger, limit, false);
+    }
+
+    /**
+     * As {@link #run(Path, int, int, int, int, double, Duration, Duration)}; with {@code followUps}
+     * each client asks its answers as the turns after a first, uncounted one of one conversation.
+     */
+    Result run(Path path, int port, int clients, int answersPerClient, int tokens, double tokensPerSecond,
+               Duration stagger, Duration limit, boolean followUps) throws InterruptedException {
         Measurement m = new Measurement(tokens);
         List<Connection> connections = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
-            connections.add(switch (path) {
+            Connection c = switch (path) {
                 case DIRECT -> new Direct(m, port);
                 case HAI_WS -> new Hai(m, port);
                 case AGUI_SSE -> new AguiSse(m, port);
-            });
+            };
+            c.conversation = followUps ? new ArrayList<>() : null;
+            connections.add(c);
         }
         List<CompletableFuture<Void>> opened = new ArrayList<>();
         for (Connection c : connections) {
@@ -93,7 +111,7 @@ final class LlmClient {
             long delay = stagger.isZero() ? 0 : ThreadLocalRandom.current().nextLong(stagger.toNanos());
             Executor after = CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS);
             done.add(CompletableFuture.supplyAsync(() -> null, after)
-                    .thenCompose(v -> answers(c, m, answersPerClient)));
+                    .thenCompose(v -> answers(c, m, followUps ? answersPerClient + 1 : answersPerClient)));
         }
         boolean timedOut = false;
         try {
@@ -110,19 +128,25 @@ final class LlmClient {
             c.close();
         }
         return new Result(path, clients, answersPerClient, tokens, tokensPerSecond, m.answers.get(),
-                m.tokensReceived.get(), m.errors.get(), timedOut, seconds, m.ttft.copy(), m.perToken.copy());
+                m.tokensReceived.get(), m.errors.get(), timedOut, seconds, m.ttft.copy(), m.perToken.copy(), followUps);
     }
 
     private CompletableFuture<Void> answers(Connection c, Measurement m, int left) {
         if (left == 0 || m.stopped) {
             return CompletableFuture.completedFuture(null);
         }
-        Answer a = new Answer(m);
+        List<Said> said = c.conversation;
+        // Of a conversation's turns the first is not counted: it creates the conversation.
+        Answer a = new Answer(m, said == null || !said.isEmpty(), said != null);
         c.current = a;
         a.sentAt = ScriptedModel.now();
         c.ask(a);
         return a.done.handle((v, e) -> {
             a.end(e == null);
+            if (said != null) {
+                said.add(new Said("user", a.userMessageId, PROMPT));
+                said.add(new Said("assistant", a.messageId != null ? a.messageId : Ids.next("msg"), a.text.toString()));
+            }
             return null;
         }).thenCompose(v -> answers(c, m, left - 1));
     }
@@ -142,16 +166,29 @@ final class LlmClient {
         }
     }
 
+    /** A message of a client's conversation, as a follow-up sends it back. */
+    private record Said(String role, String id, String content) {
+    }
+
     /** One answer being read: when it was asked for and how many of its tokens have come. */
     private static final class Answer {
         final Measurement m;
         final CompletableFuture<Void> done = new CompletableFuture<>();
+        /** False for a conversation's first turn in a point of follow-ups: its times are not recorded. */
+        final boolean counted;
+        /** The answer's text, kept for the next turn (null when there is none). */
+        final StringBuilder text;
+        /** The id of the user message that asked for it, and of the answer's message where the path tells it. */
+        final String userMessageId = Ids.next("msg");
+        volatile String messageId;
         long sentAt;
         int tokens;
         volatile boolean failed;
 
-        Answer(Measurement m) {
+        Answer(Measurement m, boolean counted, boolean keepText) {
             this.m = m;
+            this.counted = counted;
+            this.text = keepText ? new StringBuilder() : null;
         }
 
         /** Takes one frame or line; {@code at} is where a token's text would start in it. */
@@ -160,19 +197,27 @@ final class LlmClient {
             if (sent < 0) {
                 return;
             }
-            if (tokens == 0) {
+            if (text != null) {
+                for (int i = at; i < frame.length() && frame.charAt(i) != '"'; i++) {
+                    text.append(frame.charAt(i));
+                }
+            }
+            if (counted && tokens == 0) {
                 m.ttft.recordValue(Math.min(MAX_NANOS, Math.max(0, arrival - sentAt)));
             }
             tokens++;
-            m.perToken.recordValue(Math.min(MAX_NANOS, Math.max(0, arrival - sent)));
+            if (counted) {
+                m.perToken.recordValue(Math.min(MAX_NANOS, Math.max(0, arrival - sent)));
+            }
         }
 
+        /** Counts the answer; its tokens count in any case, as the gateway's CPU time over the point does. */
         void end(boolean ok) {
             m.tokensReceived.addAndGet(tokens);
-            if (ok && !failed && tokens == m.tokens) {
-                m.answers.incrementAndGet();
-            } else {
+            if (!ok || failed || tokens != m.tokens) {
                 m.errors.incrementAndGet();
+            } else if (counted) {
+                m.answers.incrementAndGet();
             }
         }
     }
@@ -182,6 +227,8 @@ final class LlmClient {
         final Measurement m;
         final int port;
         volatile Answer current;
+        /** The conversation so far, in a point of follow-ups (else null); its answers are read one at a time. */
+        List<Said> conversation;
 
         Connection(Measurement m, int port) {
             this.m = m;
@@ -262,7 +309,18 @@ final class LlmClient {
 
         @Override
         void ask(Answer a) {
-            post("/v1/chat/completions", DIRECT_BODY, a);
+            if (conversation == null) {
+                post("/v1/chat/completions", DIRECT_BODY, a);
+                return;
+            }
+            ObjectNode body = Json.object().put("model", ScriptedModel.MODEL).put("stream", true);
+            body.putObject("stream_options").put("include_usage", true);
+            ArrayNode messages = body.putArray("messages");
+            for (Said m : conversation) {
+                messages.addObject().put("role", m.role()).put("content", m.content());
+            }
+            messages.addObject().put("role", "user").put("content", PROMPT);
+            post("/v1/chat/completions", body.toString(), a);
         }
 
         @Override
@@ -273,19 +331,43 @@ final class LlmClient {
 
     /** An AG-UI client over HTTP and SSE: a RunAgentInput per answer. */
     private final class AguiSse extends SseConnection {
+        /** The thread of its follow-ups. */
+        private final String threadId = UUID.randomUUID().toString();
+
         AguiSse(Measurement m, int port) {
             super(m, port);
         }
 
         @Override
         void ask(Answer a) {
-            post(Dialect.AGUI_SSE.path, Dialect.AGUI_SSE.request(UUID.randomUUID().toString(), Ids.next("run"),
-                    Ids.next("msg"), PROMPT), a);
+            if (conversation == null) {
+                post(Dialect.AGUI_SSE.path, Dialect.AGUI_SSE.request(UUID.randomUUID().toString(), Ids.next("run"),
+                        a.userMessageId, PROMPT), a);
+                return;
+            }
+            // As Dialect.AGUI_SSE.request, with the conversation so far before the new message.
+            ObjectNode input = Json.object().put("threadId", threadId).put("runId", Ids.next("run"));
+            ArrayNode messages = input.putArray("messages");
+            for (Said m : conversation) {
+                messages.addObject().put("id", m.id()).put("role", m.role()).put("content", m.content());
+            }
+            messages.addObject().put("id", a.userMessageId).put("role", "user").put("content", PROMPT);
+            input.putArray("tools");
+            input.putArray("context");
+            input.putObject("forwardedProps");
+            post(Dialect.AGUI_SSE.path, input.toString(), a);
         }
 
         @Override
         int token(String line) {
             int type = line.indexOf("\"type\":\"TEXT_MESSAGE_CONTENT\"");
+            if (type < 0 && line.contains("\"type\":\"TEXT_MESSAGE_START\"")) {
+                int id = after(line, 0, "\"messageId\":\"");
+                Answer a = current;
+                if (id >= 0 && a != null) {
+                    a.messageId = line.substring(id, line.indexOf('"', id));
+                }
+            }
             return type < 0 ? -1 : after(line, type, "\"delta\":\"");
         }
     }
@@ -306,9 +388,13 @@ final class LlmClient {
                     .thenAccept(w -> ws = w);
         }
 
+        /** The conversation of its follow-ups. */
+        private final String sessionId = UUID.randomUUID().toString();
+
         @Override
         void ask(Answer a) {
-            ws.sendText(Dialect.HAI_WS.request(UUID.randomUUID().toString(), null, null, PROMPT), true).exceptionally(e -> {
+            String session = conversation == null ? UUID.randomUUID().toString() : sessionId;
+            ws.sendText(Dialect.HAI_WS.request(session, null, null, PROMPT), true).exceptionally(e -> {
                 a.failed = true;
                 a.done.complete(null);
                 return null;

@@ -176,6 +176,14 @@ public final class Report {
                             + "conversations (model at %.0f tokens/s) | %s (unpaced: %s) | %s |", MAX_ADDED_TTFT_P99_MS,
                     l.settings().maxConcurrency(), l.settings().pacedTokensPerSecond(), added(l, paced),
                     added(l, l.atMost(false)), yes(worst <= MAX_ADDED_TTFT_P99_MS)));
+            List<LlmBench.Point> followUps = l.followUps();
+            if (!followUps.isEmpty()) {
+                double worstFollowUp = followUps.stream().mapToDouble(p -> l.addedTtftMillis(p, 99)).max()
+                        .orElse(Double.NaN);
+                line(String.format(Locale.ROOT, "| … the same for a chat's follow-up turns (the history in the "
+                                + "gateway's memory) | %s | %s |", added(l, followUps),
+                        yes(worstFollowUp <= MAX_ADDED_TTFT_P99_MS)));
+            }
         }
         line();
     }
@@ -408,12 +416,17 @@ public final class Report {
                 + "`TEXT_MESSAGE_CONTENT`). Unpaced, the model writes every token as soon as it can and all "
                 + "conversations start at once (at least %d answers or %d rounds a point); paced, it writes %.0f "
                 + "tokens/s (at least %d answers or %d rounds a point) and several conversations start at random "
-                + "within one answer's time, so that from their second answer on all stream at once. Every path is "
+                + "within one answer's time, so that from their second answer on all stream at once. Each answer is "
+                + "asked for in a new conversation (one user message, as the direct path asks), and in the points of "
+                + "*follow-ups* (paced, at %d conversations) as the next turns of each client's one conversation, "
+                + "after a first turn that is not counted: the direct client sends the conversation so far with each "
+                + "request, the AG-UI client too (its `messages`), the HAI client its new message, and the gateway "
+                + "sends the model the history it holds. Every path is "
                 + "warmed up first at %d conversations, the gateway's paths first with up to %d answers of %d "
-                + "tokens each (a run's start and end run once an answer; a gateway that has served a while has "
-                + "them compiled).", s.tokens(), s.minAnswers(), s.rounds(),
-                s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency(),
-                LlmBench.warmRunStarts(s), LlmBench.WARM_RUN_TOKENS));
+                + "tokens each, and %d follow-ups of as many tokens a conversation (a run's start and end run once "
+                + "an answer; a gateway that has served a while has them compiled).", s.tokens(), s.minAnswers(),
+                s.rounds(), s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency(),
+                s.maxConcurrency(), LlmBench.warmRunStarts(s), LlmBench.WARM_RUN_TOKENS, LlmBench.WARM_FOLLOW_UPS));
         line();
         line("**One clock.** The model server and the clients share the suite's JVM and the gateway is a child "
                 + "process, so one clock (`System.nanoTime()` there) times everything: each token's text is the time "
@@ -437,7 +450,8 @@ public final class Report {
             boolean direct = p.result().path() == LlmClient.Path.DIRECT;
             line(String.format(Locale.ROOT, "| %s | %d | %s | %d | %.2f ms | %.2f ms | %s | %s | %.2f ms | %.2f ms "
                             + "| %s | %d%s | %s |",
-                    p.paced() ? String.format(Locale.ROOT, "%.0f tokens/s", p.result().tokensPerSecond()) : "unpaced",
+                    (p.paced() ? String.format(Locale.ROOT, "%.0f tokens/s", p.result().tokensPerSecond()) : "unpaced")
+                            + (p.followUps() ? ", follow-ups" : ""),
                     p.clients(), p.path(), p.result().answers(), p.ttftMillis(50), p.ttftMillis(99),
                     direct ? "—" : String.format(Locale.ROOT, "%+.2f ms", l.addedTtftMillis(p, 50)),
                     direct ? "—" : String.format(Locale.ROOT, "%+.2f ms", l.addedTtftMillis(p, 99)),

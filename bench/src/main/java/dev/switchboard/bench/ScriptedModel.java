@@ -39,6 +39,8 @@ public final class ScriptedModel implements AutoCloseable {
     private final ExecutorService executor;
     private volatile int tokens;
     private volatile long gapNanos;
+    /** The body of the last request it was sent. */
+    private volatile String lastRequest;
 
     static {
         // The JDK's server leaves Nagle's algorithm on unless told; it would hold a token back until the
@@ -94,6 +96,11 @@ public final class ScriptedModel implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
+    /** The body of the last request it was sent; null before the first. */
+    public String lastRequest() {
+        return lastRequest;
+    }
+
     /** What the gateway's {@code --openai-base-url} is. */
     public String baseUrl() {
         return "http://127.0.0.1:" + port() + "/v1";
@@ -102,6 +109,7 @@ public final class ScriptedModel implements AutoCloseable {
     private void chat(HttpExchange ex) throws IOException {
         try (ex) {
             String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            lastRequest = body;
             if (!"POST".equals(ex.getRequestMethod()) || !body.contains("\"stream\":true")) {
                 byte[] error = "{\"error\":{\"message\":\"only streamed chat completions are scripted\"}}"
                         .getBytes(StandardCharsets.UTF_8);

@@ -88,7 +88,7 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
             t.setDaemon(true);
             return t;
         });
-        ConversationTable table = new ConversationTable(store, b.clock);
+        ConversationTable table = new ConversationTable(store, b.clock, runtime.readsHistory());
         this.cluster = b.cluster == null ? null : new ClusterLink(b.cluster, store, workers, timer);
         this.emitter = new Emitter(store, writer, workers, b.clock, table, cluster);
         HubTraces traces = new HubTraces(b.openTelemetry, b.recordPrincipal);

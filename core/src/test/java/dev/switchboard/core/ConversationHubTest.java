@@ -41,6 +41,8 @@ class ConversationHubTest {
 
         /** What {@link #startsWithoutWaiting} answers. */
         volatile boolean startsWithoutWaiting;
+        /** What {@link #readsHistory} answers (asked when a hub is built). */
+        volatile boolean readsHistory;
 
         final BlockingQueue<Started> runs = new LinkedBlockingQueue<>();
         final BlockingQueue<List<ApprovalRecord>> resumed = new LinkedBlockingQueue<>();
@@ -59,6 +61,11 @@ class ConversationHubTest {
         @Override
         public boolean startsWithoutWaiting(List<InputMessage> newMessages) {
             return startsWithoutWaiting;
+        }
+
+        @Override
+        public boolean readsHistory() {
+            return readsHistory;
         }
 
         @Override
@@ -870,5 +877,67 @@ class ConversationHubTest {
         assertThat(second.request().messages()).as("the store told the first message is not new")
                 .extracting(InputMessage::content).containsExactly("two");
         second.ctx().finish();
+    }
+
+    @Test
+    void aShortHistoryIsReadFromMemoryForARuntimeThatReadsItAndFromTheStoreOnceItGrowsLong() throws Exception {
+        hub.close();
+        AtomicInteger storeReads = new AtomicInteger();
+        ConversationStore counting = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("messages")) {
+                        storeReads.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(store, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        runtime.readsHistory = true;
+        runtime.startsWithoutWaiting = true;
+        hub = ConversationHub.builder().store(counting).runtime(runtime).build();
+        RecordingSubscriber a = new RecordingSubscriber();
+
+        hub.submit(ask("chat", "one"), a);
+        ManualRuntime.Started first = runtime.next();
+        assertThat(first.ctx().historyInMemory()).as("a new conversation's history is known: empty").isEmpty();
+        first.ctx().emit(new Event.MessageCompleted("m1", "Hi", List.of()));
+        first.ctx().finish();
+        a.until(Event::terminal, WAIT);
+
+        hub.submit(ask("chat", "two"), a);
+        ManualRuntime.Started second = runtime.runs.poll();
+        assertThat(second).as("started on the submitting thread").isNotNull();
+        List<InputMessage> remembered = second.ctx().historyInMemory();
+        assertThat(remembered).extracting(InputMessage::role, InputMessage::content)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(Role.USER, "one"),
+                        org.assertj.core.groups.Tuple.tuple(Role.ASSISTANT, "Hi"));
+        assertThat(second.ctx().history()).isEqualTo(remembered);
+        assertThat(storeReads).as("the store was not asked for the history").hasValue(0);
+        second.ctx().emit(new Event.MessageCompleted("m2", "x".repeat(20_000), List.of()));
+        second.ctx().finish();
+        a.until(Event::terminal, WAIT);
+
+        hub.submit(ask("chat", "three"), a);
+        ManualRuntime.Started third = runtime.next();
+        assertThat(third.ctx().historyInMemory()).as("a history too long for memory").isNull();
+        List<InputMessage> read = third.ctx().history();
+        assertThat(storeReads).as("read from the store instead").hasValue(1);
+        assertThat(read).extracting(InputMessage::content).containsExactly("one", "Hi", "two", "x".repeat(20_000));
+        third.ctx().finish();
+        a.until(Event::terminal, WAIT);
+        hub.close();
+        assertThat(store.messages("chat")).as("what memory gave is what the store holds")
+                .startsWith(remembered.toArray(new InputMessage[0]));
+
+        runtime.readsHistory = false;
+        hub = ConversationHub.builder().store(store).runtime(runtime).build();
+        hub.submit(ask("other", "one"), a);
+        ManualRuntime.Started elsewhere = runtime.next();
+        assertThat(elsewhere.ctx().historyInMemory()).as("a runtime that does not read the history: none kept")
+                .isNull();
+        assertThat(elsewhere.ctx().history()).isEmpty();
+        elsewhere.ctx().finish();
     }
 }

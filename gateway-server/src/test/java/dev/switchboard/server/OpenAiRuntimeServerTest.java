@@ -241,6 +241,19 @@ class OpenAiRuntimeServerTest {
                  {"role":"user","content":"Must I record it?"}]"""));
     }
 
+    @Test
+    void aHistoryTooLongForMemoryIsReadFromTheStoreWhole() {
+        String longAnswer = "Keep it below 8 °C. ".repeat(1_000);
+        llm.then(ScriptedOpenAi.text(longAnswer)).then(ScriptedOpenAi.text("Yes.")).then(ScriptedOpenAi.text("Daily."));
+        try (WsClient c = gateway().connect("/ws")) {
+            c.ask("s-long", "How cold?").untilCompleted();
+            c.ask("s-long", "Must I record it?").untilCompleted();
+            c.ask("s-long", "How often?").untilCompleted();
+        }
+        assertThat(toList(llm.messages(2))).extracting(m -> m.path("content").asText()).containsExactly(
+                "You answer food-safety questions.", "How cold?", longAnswer, "Must I record it?", "Yes.", "How often?");
+    }
+
     // ---- tools ----------------------------------------------------------------------------
 
     @Test

@@ -80,6 +80,16 @@ public final class ConversationState {
      * full, or when this node does not know every id); see Emitter.knownMessageIds.
      */
     MessageIdFilter messageIdFilter;
+    /**
+     * The conversation's whole history, oldest first, while memory holds it: its runtime reads the
+     * history at every run's start, this node created the conversation and runs alone (as for
+     * {@link #messageIds}), and the history is short (Emitter.HISTORY_KEPT_MESSAGES and
+     * HISTORY_KEPT_CHARS). A run's start then reads it here rather than from the store, and may
+     * do so on an event loop. Null otherwise, for good once it grew too long.
+     */
+    ArrayList<InputMessage> history;
+    /** The characters of {@link #history}'s contents and tool call arguments. */
+    int historyChars;
     /** Undecided approvals by id, in seq order, whether stored yet or not. */
     final Map<String, ApprovalRecord> open = new LinkedHashMap<>();
 

@@ -38,6 +38,8 @@ public final class ConversationTable {
 
     private final ConversationStore store;
     private final LongSupplier clock;
+    /** Whether a conversation this node creates keeps its short history in memory (see the constructor). */
+    private final boolean keepHistory;
     private final Map<String, ConversationState> conversations = new ConcurrentHashMap<>();
     private final Map<Subscriber, Set<String>> memberships = new ConcurrentHashMap<>();
     /** Approvals a run or an outside asker waits for, by approval id. */
@@ -68,8 +70,18 @@ public final class ConversationTable {
     private ClusterLink cluster;
 
     public ConversationTable(ConversationStore store, LongSupplier clock) {
+        this(store, clock, false);
+    }
+
+    /**
+     * {@code keepHistory}: the runtime reads a conversation's history at every run's start
+     * ({@link dev.switchboard.core.spi.AgentRuntime#readsHistory}), so a conversation this node
+     * creates keeps its history in memory while it is short (see ConversationState.history).
+     */
+    public ConversationTable(ConversationStore store, LongSupplier clock, boolean keepHistory) {
         this.store = store;
         this.clock = clock;
+        this.keepHistory = keepHistory;
     }
 
     /** Keeps every conversation loaded from now on in step with the cluster. */
@@ -138,6 +150,9 @@ public final class ConversationTable {
         if (rec.isEmpty() && cluster == null && !store.shared()) {
             // A conversation not stored yet has no history, and only this state will add to it.
             fresh.messageIds = new MessageIdSet();
+            if (keepHistory) {
+                fresh.history = new ArrayList<>(2);
+            }
         }
         if (cluster != null) {
             if (rec.isPresent() && lastSeq > 0) {

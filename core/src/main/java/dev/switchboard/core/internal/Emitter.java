@@ -59,6 +59,17 @@ public final class Emitter {
     private static final int REMOTE_MESSAGES_KEPT = 200;
     /** A conversation's history message ids kept in memory at most (see ConversationState.messageIds). */
     private static final int MESSAGE_IDS_KEPT = 512;
+    /**
+     * The most history messages a conversation keeps in memory for its runs' starts (see
+     * ConversationState.history): some thirty turns of a chat.
+     */
+    static final int HISTORY_KEPT_MESSAGES = 64;
+    /**
+     * The most characters of content (and tool call arguments) a conversation's history kept in
+     * memory holds: 1,000 conversations active within the minutes before they are forgotten hold at
+     * most some 16 MB for it.
+     */
+    static final int HISTORY_KEPT_CHARS = 16 * 1024;
     /** Approvals other nodes resolved that a conversation remembers, for the pending list (see ConversationState). */
     private static final int REMOTE_RESOLVED_KEPT = 256;
 
@@ -188,7 +199,7 @@ public final class Emitter {
     /** Queues a history message; until it is stored, {@link #messagesOf} reads it from memory. */
     void writeMessageLocked(ConversationState c, StoreBatch.MessageRow row) {
         c.unstoredMessages.add(row);
-        rememberIdLocked(c, row.message().id());
+        rememberLocked(c, row.message());
         writeLocked(c, b -> b.addMessage(row), () -> c.unstoredMessages.remove(row));
     }
 
@@ -207,11 +218,17 @@ public final class Emitter {
         writeLocked(c, b -> b.putApproval(a), () -> table.unstoredDecisions.remove(a.approvalId(), a));
     }
 
-    /** The conversation's history messages, oldest first: the stored ones, then those on their way. */
+    /**
+     * The conversation's history messages, oldest first: the stored ones, then those on their way;
+     * from memory alone when it holds them all ({@link #messagesInMemory}).
+     */
     List<InputMessage> messagesOf(ConversationState c) {
         List<StoreBatch.MessageRow> unstored;
         List<InputMessage> remote;
         synchronized (c) {
+            if (c.history != null) {
+                return new ArrayList<>(c.history);
+            }
             unstored = List.copyOf(c.unstoredMessages);
             remote = c.remoteMessages == null ? List.of() : List.copyOf(c.remoteMessages);
         }
@@ -232,8 +249,36 @@ public final class Emitter {
         return all;
     }
 
-    /** Adds a history message's id to those the conversation keeps, if it keeps them; the caller holds its lock. */
-    private static void rememberIdLocked(ConversationState c, String messageId) {
+    /**
+     * The conversation's history messages, oldest first, when memory holds them all (see
+     * ConversationState.history); null when only the store can tell. Never waits on the store.
+     */
+    List<InputMessage> messagesInMemory(ConversationState c) {
+        synchronized (c) {
+            return c.history == null ? null : new ArrayList<>(c.history);
+        }
+    }
+
+    /**
+     * Adds a history message to what memory keeps of the conversation's history, if it keeps it,
+     * and its id to the ids it keeps; the caller holds its lock.
+     */
+    private static void rememberLocked(ConversationState c, InputMessage m) {
+        List<InputMessage> history = c.history;
+        if (history != null) {
+            int chars = c.historyChars + m.content().length();
+            for (ToolCallRef call : m.toolCalls()) {
+                chars += call.arguments().length();
+            }
+            if (history.size() < HISTORY_KEPT_MESSAGES && chars <= HISTORY_KEPT_CHARS) {
+                history.add(m);
+                c.historyChars = chars;
+            } else {
+                // A long conversation: the store's read costs little beside what its model reads.
+                c.history = null;
+            }
+        }
+        String messageId = m.id();
         MessageIdSet kept = c.messageIds;
         if (kept != null) {
             if (kept.add(messageId) && kept.size() > MESSAGE_IDS_KEPT) {
@@ -345,7 +390,7 @@ public final class Emitter {
         StoreBatch.MessageRow row = messageOf(env);
         if (row != null) {
             c.unstoredMessages.add(row);
-            rememberIdLocked(c, row.message().id());
+            rememberLocked(c, row.message());
             if (run != null) {
                 run.ownMessages.add(row.message().id());
             }

@@ -370,11 +370,21 @@ final class Run implements RunContext {
 
     @Override
     public List<InputMessage> history() {
+        return withoutOwn(emitter.messagesOf(conversation));
+    }
+
+    @Override
+    public List<InputMessage> historyInMemory() {
+        List<InputMessage> all = emitter.messagesInMemory(conversation);
+        return all == null ? null : withoutOwn(all);
+    }
+
+    /** The conversation's history messages but this run's own: those it brought and those it added. */
+    private List<InputMessage> withoutOwn(List<InputMessage> all) {
         Set<String> own;
         synchronized (conversation) {
             own = Set.copyOf(ownMessages);
         }
-        List<InputMessage> all = emitter.messagesOf(conversation);
         List<InputMessage> out = new ArrayList<>(all.size());
         for (InputMessage m : all) {
             if (!own.contains(m.id())) {

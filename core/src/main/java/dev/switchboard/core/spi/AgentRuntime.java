@@ -35,6 +35,17 @@ public interface AgentRuntime extends AutoCloseable {
     }
 
     /**
+     * Whether this runtime reads the conversation's history ({@link RunContext#history}) at every
+     * run's start, as a model's runtime does to send it along. The hub then keeps the short history
+     * of a conversation it created in memory, where the start reads it without waiting
+     * ({@link RunContext#historyInMemory}). False unless a runtime says otherwise: one that never
+     * reads it spares the hub that memory, which every young collection copies while it lives.
+     */
+    default boolean readsHistory() {
+        return false;
+    }
+
+    /**
      * Continues a run that was waiting for approvals when its gateway stopped: {@code decided}
      * holds those approvals, now decided, as stored. The default fails the run, saying that
      * this runtime cannot continue it.

@@ -66,8 +66,18 @@ public interface RunContext {
     boolean isDone();
 
     /**
-     * The conversation's stored messages before this run's new ones, oldest first. Reads the
+     * The conversation's stored messages before this run's new ones, oldest first. May read the
      * store: call it from the runtime's own threads, never from an event loop.
      */
     List<InputMessage> history();
+
+    /**
+     * What {@link #history()} answers, when memory holds it whole (a short conversation this
+     * gateway created, for a runtime that {@link AgentRuntime#readsHistory reads history}); null
+     * when only the store can tell. Never waits, so a start on an event loop may call it, and call
+     * {@link #history()} off the loop when it answers null.
+     */
+    default List<InputMessage> historyInMemory() {
+        return null;
+    }
 }

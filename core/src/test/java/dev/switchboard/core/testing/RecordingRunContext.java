@@ -40,6 +40,8 @@ public final class RecordingRunContext implements RunContext {
     private volatile Executor home;
     /** What {@link #backedUp} answers. */
     private volatile java.util.function.BooleanSupplier backedUp = () -> false;
+    /** Whether {@link #historyInMemory} gives the history (else null, as when only the store holds it). */
+    private volatile boolean historyInMemory;
 
     public RecordingRunContext(List<InputMessage> history) {
         this.history = List.copyOf(history);
@@ -108,6 +110,17 @@ public final class RecordingRunContext implements RunContext {
     @Override
     public boolean backedUp() {
         return backedUp.getAsBoolean();
+    }
+
+    /** Makes {@link #historyInMemory} give the history, as for a short conversation the hub created. */
+    public RecordingRunContext historyInMemory(boolean held) {
+        this.historyInMemory = held;
+        return this;
+    }
+
+    @Override
+    public List<InputMessage> historyInMemory() {
+        return historyInMemory ? history : null;
     }
 
     @Override

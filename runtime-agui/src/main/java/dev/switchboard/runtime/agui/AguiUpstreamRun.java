@@ -24,6 +24,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One run of the {@code agui} runtime: a request upstream whose events are the run's, then, while
@@ -57,11 +58,16 @@ final class AguiUpstreamRun implements RunHandle {
         this.upstream = "the AG-UI agent at " + UpstreamHttp.shown(config.url());
     }
 
+    /** Reads the history and posts the run, on the runtime's pool: the hub may call this on an event loop. */
     void start() {
-        runtime.client.executor.execute(guarded(() -> {
-            history = ctx.history();
-            post(request.runId(), null);
-        }));
+        try {
+            runtime.client.executor.execute(guarded(() -> {
+                history = ctx.history();
+                post(request.runId(), null);
+            }));
+        } catch (RejectedExecutionException stopping) {
+            ctx.fail(ErrorCode.UNAVAILABLE, "the gateway is stopping");
+        }
     }
 
     @Override

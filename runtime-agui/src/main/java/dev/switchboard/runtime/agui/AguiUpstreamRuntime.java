@@ -1,6 +1,7 @@
 package dev.switchboard.runtime.agui;
 
 import dev.switchboard.core.GenAiTelemetry;
+import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
@@ -11,6 +12,7 @@ import dev.switchboard.core.spi.Telemetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 
 /**
  * An agent that is another AG-UI agent: each run is POSTed upstream as a {@code RunAgentInput} and
@@ -44,6 +46,18 @@ public final class AguiUpstreamRuntime implements AgentRuntime {
         AguiUpstreamRun run = new AguiUpstreamRun(this, request, context);
         run.start();
         return run;
+    }
+
+    /** True: a run's start hands all its work, the history's read included, to the runtime's pool. */
+    @Override
+    public boolean startsWithoutWaiting(List<InputMessage> newMessages) {
+        return true;
+    }
+
+    /** True: every run's input carries the conversation's history. */
+    @Override
+    public boolean readsHistory() {
+        return true;
     }
 
     @Override

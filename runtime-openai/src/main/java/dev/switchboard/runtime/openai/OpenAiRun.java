@@ -16,6 +16,7 @@ import dev.switchboard.core.spi.ApprovalRequest;
 import dev.switchboard.core.spi.RunContext;
 import dev.switchboard.core.spi.RunHandle;
 import dev.switchboard.core.spi.RunRequest;
+import io.netty.util.concurrent.EventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
@@ -70,17 +72,36 @@ final class OpenAiRun implements RunHandle {
     }
 
     /**
-     * Reads the history and asks the model, on the calling thread (the hub's worker that started
-     * the run, which may read the store): the request itself goes out on the run's event loop
-     * ({@link #turn}), and a host name is looked up on the runtime's pool, so nothing here waits
-     * on the network.
+     * Reads the history and asks the model. The history comes from memory when the hub holds it
+     * (a short conversation it created), on the calling thread: the hub may call this on the event
+     * loop that read the run's request ({@link OpenAiRuntime#startsWithoutWaiting}), and the request
+     * then goes out from that loop with no thread between. Else the store is read, on the calling
+     * thread when it is a hub worker, on the runtime's pool when it is an event loop. The request
+     * itself goes out on the run's event loop ({@link #turn}), and a host name is looked up on the
+     * runtime's pool, so nothing here waits on the network.
      */
     void start() {
-        guarded(() -> {
-            conversation.addAll(ctx.history());
+        List<InputMessage> inMemory = ctx.historyInMemory();
+        if (inMemory != null) {
+            ask(() -> inMemory).run();
+        } else if (ctx.home() instanceof EventExecutor loop && loop.inEventLoop()) {
+            try {
+                runtime.client.executor.execute(ask(ctx::history));
+            } catch (RejectedExecutionException stopping) {
+                ctx.fail(ErrorCode.UNAVAILABLE, "the gateway is stopping");
+            }
+        } else {
+            ask(ctx::history).run();
+        }
+    }
+
+    /** The run's first turn, after the history {@code history} gives. */
+    private Runnable ask(Supplier<List<InputMessage>> history) {
+        return guarded(() -> {
+            conversation.addAll(history.get());
             conversation.addAll(request.messages());
             turn();
-        }).run();
+        });
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.switchboard.runtime.openai;
 
 import dev.switchboard.core.GenAiTelemetry;
+import dev.switchboard.core.InputMessage;
 import dev.switchboard.core.Plural;
 import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.spi.AgentRuntime;
@@ -51,6 +52,22 @@ public final class OpenAiRuntime implements AgentRuntime {
         OpenAiRun run = new OpenAiRun(this, request, context);
         run.start();
         return run;
+    }
+
+    /**
+     * True: a run's start reads the history from memory when the hub holds it and else hands the
+     * store's read to the runtime's pool (see {@link OpenAiRun#start}), builds the request and
+     * hands it to an event loop; nothing in it waits.
+     */
+    @Override
+    public boolean startsWithoutWaiting(List<InputMessage> newMessages) {
+        return true;
+    }
+
+    /** True: every run's request carries the conversation's history. */
+    @Override
+    public boolean readsHistory() {
+        return true;
     }
 
     /**

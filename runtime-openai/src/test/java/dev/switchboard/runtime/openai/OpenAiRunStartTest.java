@@ -53,6 +53,8 @@ class OpenAiRunStartTest {
     private final Set<InetSocketAddress> callers = ConcurrentHashMap.newKeySet();
     /** Held by a test to keep the model between its first token and the rest. */
     private final AtomicReference<CountDownLatch> hold = new AtomicReference<>();
+    /** The body of the last request the model server answered. */
+    private final AtomicReference<String> lastBody = new AtomicReference<>();
     private EventLoopGroup loops;
 
     @BeforeEach
@@ -73,7 +75,7 @@ class OpenAiRunStartTest {
     /** Streams "One, two, three." in three tokens; between the first and the rest, waits for {@link #hold}. */
     private void answer(HttpExchange ex) throws IOException {
         try (ex) {
-            ex.getRequestBody().readAllBytes();
+            lastBody.set(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
             callers.add(ex.getRemoteAddress());
             ex.getResponseHeaders().set("Content-Type", "text/event-stream");
             ex.sendResponseHeaders(200, 0);
@@ -199,6 +201,43 @@ class OpenAiRunStartTest {
             }
         }
         return in.readNBytes(length).length == length;
+    }
+
+    private static final List<InputMessage> EARLIER = List.of(InputMessage.text("m-0", Role.USER, "say something"),
+            InputMessage.text("m-1", Role.ASSISTANT, "something"));
+
+    @Test
+    void aRunStartedOnItsLoopWithTheHistoryInMemorySendsFromThereAndDoesNotReadTheStore() throws Exception {
+        EventLoop home = loops.next();
+        Thread loopThread = threadOf(home);
+        try (AgentRuntime openai = runtime(baseUrl())) {
+            assertThat(openai.startsWithoutWaiting(request("run-1").messages())).isTrue();
+            assertThat(openai.readsHistory()).isTrue();
+            RecordingRunContext ctx = new RecordingRunContext(EARLIER).home(home).historyInMemory(true);
+            home.submit(() -> openai.start(request("run-1"), ctx)).get(5, TimeUnit.SECONDS);
+
+            assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOf(Event.RunFinished.class);
+            assertThat(ctx.text()).isEqualTo("One, two, three.");
+            assertThat(ctx.historyReader()).as("the store's history was not read").isNull();
+            assertThat(lastBody.get()).as("the model got the history").contains("\"say something\"", "\"something\"",
+                    "\"count\"");
+            assertThat(ctx.emitters()).containsOnly(loopThread);
+        }
+    }
+
+    @Test
+    void aRunStartedOnItsLoopWhoseHistoryOnlyTheStoreHoldsReadsItOffTheLoop() throws Exception {
+        EventLoop home = loops.next();
+        Thread loopThread = threadOf(home);
+        try (AgentRuntime openai = runtime(baseUrl())) {
+            RecordingRunContext ctx = new RecordingRunContext(EARLIER).home(home);
+            home.submit(() -> openai.start(request("run-1"), ctx)).get(5, TimeUnit.SECONDS);
+
+            assertThat(ctx.awaitEnd(Duration.ofSeconds(10))).isInstanceOf(Event.RunFinished.class);
+            assertThat(ctx.historyReader()).as("read, on the runtime's pool").isNotNull().isNotSameAs(loopThread);
+            assertThat(lastBody.get()).contains("\"say something\"", "\"count\"");
+            assertThat(ctx.emitters()).containsOnly(loopThread);
+        }
     }
 
     @Test
