@@ -41,11 +41,16 @@ final class LoopUpstream implements AutoCloseable {
     static final int MAX_IDLE = 64;
     /** How long an idle connection is kept. */
     static final Duration KEEP_ALIVE = Duration.ofSeconds(60);
+    /** How often a loop that keeps idle connections looks for those kept past {@link #KEEP_ALIVE}. */
+    static final Duration SWEEP = Duration.ofSeconds(10);
 
     private final EventLoopGroup own;
     private final Executor lookups;
     private final Duration connectTimeout;
     private final SslContext tls;
+    private final int maxIdle;
+    private final long keepAliveNanos;
+    private final Duration sweepEvery;
     /** Idle connections by event loop, then origin; the inner maps are touched only on their loop. */
     private final Map<EventLoop, Idle> idle = new ConcurrentHashMap<>();
 
@@ -54,6 +59,15 @@ final class LoopUpstream implements AutoCloseable {
      * block); {@code tls} makes a TLS context for https URLs.
      */
     LoopUpstream(String name, Executor lookups, Duration connectTimeout, boolean tls) {
+        this(name, lookups, connectTimeout, tls, MAX_IDLE, KEEP_ALIVE, SWEEP);
+    }
+
+    /** As above, keeping at most {@code maxIdle} idle connections a loop and origin for {@code keepAlive}, swept every {@code sweepEvery}. */
+    LoopUpstream(String name, Executor lookups, Duration connectTimeout, boolean tls, int maxIdle, Duration keepAlive,
+                 Duration sweepEvery) {
+        this.maxIdle = maxIdle;
+        this.keepAliveNanos = keepAlive.toNanos();
+        this.sweepEvery = sweepEvery;
         AtomicInteger n = new AtomicInteger();
         this.own = new MultiThreadIoEventLoopGroup(1, r -> {
             Thread t = new Thread(r, "switchboard-" + name + "-loop" + (n.getAndIncrement() == 0 ? "" : "-" + n.get()));
@@ -100,7 +114,7 @@ final class LoopUpstream implements AutoCloseable {
     void park(EventLoop loop, String origin, Channel c) {
         Idle pool = idle.computeIfAbsent(loop, Idle::new);
         ArrayDeque<Channel> q = pool.byOrigin.computeIfAbsent(origin, o -> new ArrayDeque<>());
-        if (q.size() >= MAX_IDLE || own.isShuttingDown()) {
+        if (q.size() >= maxIdle || own.isShuttingDown()) {
             c.close();
             return;
         }
@@ -120,10 +134,9 @@ final class LoopUpstream implements AutoCloseable {
 
     /**
      * The idle connections of one loop, by origin, each queue oldest first; touched only on the
-     * loop. While any is kept, a sweep every {@link #SWEEP} closes those idle past {@link #KEEP_ALIVE}.
+     * loop. While any is kept, a sweep every {@code sweepEvery} closes those idle past the keep-alive.
      */
-    private static final class Idle {
-        private static final Duration SWEEP = Duration.ofSeconds(10);
+    private final class Idle {
         final EventLoop loop;
         final Map<String, ArrayDeque<Channel>> byOrigin = new HashMap<>();
         private boolean sweeping;
@@ -135,7 +148,7 @@ final class LoopUpstream implements AutoCloseable {
         void sweepLater() {
             if (!sweeping) {
                 sweeping = true;
-                loop.schedule(this::sweep, SWEEP.toMillis(), TimeUnit.MILLISECONDS);
+                loop.schedule(this::sweep, sweepEvery.toNanos(), TimeUnit.NANOSECONDS);
             }
         }
 
@@ -146,7 +159,7 @@ final class LoopUpstream implements AutoCloseable {
             for (ArrayDeque<Channel> q : byOrigin.values()) {
                 Channel c;
                 while ((c = q.peekFirst()) != null
-                        && now - c.pipeline().get(LoopStream.Reader.class).parkedAt >= KEEP_ALIVE.toNanos()) {
+                        && now - c.pipeline().get(LoopStream.Reader.class).parkedAt >= keepAliveNanos) {
                     q.pollFirst().close();
                 }
                 left |= !q.isEmpty();
