@@ -90,7 +90,7 @@ class LoopUpstreamPoolTest {
     }
 
     /** Reads one request's head and its Content-Length body; false when the connection ended first. */
-    private static boolean readRequest(InputStream in) throws IOException {
+    static boolean readRequest(InputStream in) throws IOException {
         StringBuilder head = new StringBuilder();
         int b;
         while (!head.toString().endsWith("\r\n\r\n")) {

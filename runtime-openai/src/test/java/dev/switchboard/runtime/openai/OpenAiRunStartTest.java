@@ -151,7 +151,7 @@ class OpenAiRunStartTest {
                     try (Socket s = server.accept()) {
                         connections.incrementAndGet();
                         BufferedInputStream in = new BufferedInputStream(s.getInputStream());
-                        readRequest(in);
+                        LoopUpstreamPoolTest.readRequest(in);
                         requests.incrementAndGet();
                         String body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Again.\"},"
                                 + "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
@@ -159,7 +159,7 @@ class OpenAiRunStartTest {
                                 + "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n"
                                 + body + "\r\n0\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                         s.getOutputStream().flush();
-                        if (readRequest(in)) {
+                        if (LoopUpstreamPoolTest.readRequest(in)) {
                             requests.incrementAndGet();
                         }
                     } catch (IOException closed) {
@@ -182,25 +182,6 @@ class OpenAiRunStartTest {
             assertThat(requests.get()).as("run-2's request, sent on the kept connection, then on a new one").isEqualTo(3);
             assertThat(connections.get()).isEqualTo(2);
         }
-    }
-
-    /** Reads one request's head and its Content-Length body; false when the connection ended first. */
-    private static boolean readRequest(BufferedInputStream in) throws IOException {
-        StringBuilder head = new StringBuilder();
-        int b;
-        while (!head.toString().endsWith("\r\n\r\n")) {
-            if ((b = in.read()) < 0) {
-                return false;
-            }
-            head.append((char) b);
-        }
-        int length = 0;
-        for (String line : head.toString().split("\r\n")) {
-            if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
-                length = Integer.parseInt(line.substring(15).trim());
-            }
-        }
-        return in.readNBytes(length).length == length;
     }
 
     private static final List<InputMessage> EARLIER = List.of(InputMessage.text("m-0", Role.USER, "say something"),
