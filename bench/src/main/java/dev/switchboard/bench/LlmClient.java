@@ -1,5 +1,6 @@
 package dev.switchboard.bench;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.switchboard.core.Ids;
@@ -7,6 +8,7 @@ import dev.switchboard.core.Json;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.SynchronizedHistogram;
 
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -345,16 +347,19 @@ final class LlmClient {
                         a.userMessageId, PROMPT), a);
                 return;
             }
-            // As Dialect.AGUI_SSE.request, with the conversation so far before the new message.
-            ObjectNode input = Json.object().put("threadId", threadId).put("runId", Ids.next("run"));
-            ArrayNode messages = input.putArray("messages");
-            for (Said m : conversation) {
-                messages.addObject().put("id", m.id()).put("role", m.role()).put("content", m.content());
+            // The dialect's request, with the conversation so far before the new message.
+            ObjectNode input;
+            try {
+                input = (ObjectNode) Json.MAPPER.readTree(Dialect.AGUI_SSE.request(threadId, Ids.next("run"),
+                        a.userMessageId, PROMPT));
+            } catch (JsonProcessingException e) {
+                throw new UncheckedIOException(e);
             }
-            messages.addObject().put("id", a.userMessageId).put("role", "user").put("content", PROMPT);
-            input.putArray("tools");
-            input.putArray("context");
-            input.putObject("forwardedProps");
+            ArrayNode messages = (ArrayNode) input.get("messages");
+            for (int i = 0; i < conversation.size(); i++) {
+                Said m = conversation.get(i);
+                messages.insertObject(i).put("id", m.id()).put("role", m.role()).put("content", m.content());
+            }
             post(Dialect.AGUI_SSE.path, input.toString(), a);
         }
 

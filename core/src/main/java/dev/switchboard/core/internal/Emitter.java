@@ -223,12 +223,13 @@ public final class Emitter {
      * from memory alone when it holds them all ({@link #messagesInMemory}).
      */
     List<InputMessage> messagesOf(ConversationState c) {
+        List<InputMessage> kept = messagesInMemory(c);
+        if (kept != null) {
+            return kept;
+        }
         List<StoreBatch.MessageRow> unstored;
         List<InputMessage> remote;
         synchronized (c) {
-            if (c.history != null) {
-                return new ArrayList<>(c.history);
-            }
             unstored = List.copyOf(c.unstoredMessages);
             remote = c.remoteMessages == null ? List.of() : List.copyOf(c.remoteMessages);
         }

@@ -222,6 +222,21 @@ class OpenAiRunStartTest {
     }
 
     @Test
+    void aRunStartedOnItsLoopWhileTheRuntimeClosesFailsAsUnavailable() throws Exception {
+        EventLoop home = loops.next();
+        AgentRuntime openai = runtime(baseUrl());
+        openai.close();
+        RecordingRunContext ctx = new RecordingRunContext(EARLIER).home(home);
+        home.submit(() -> openai.start(request("run-1"), ctx)).get(5, TimeUnit.SECONDS);
+
+        assertThat(ctx.awaitEnd(Duration.ofSeconds(5))).isInstanceOfSatisfying(Event.RunFailed.class, f -> {
+            assertThat(f.code()).isEqualTo(ErrorCode.UNAVAILABLE);
+            assertThat(f.message()).isEqualTo("the gateway is stopping");
+        });
+        assertThat(ctx.historyReader()).as("the store's history was not read").isNull();
+    }
+
+    @Test
     void aRunWithNoConnectionOfItsOwnReadsOnTheRuntimesLoop() {
         try (AgentRuntime openai = runtime(baseUrl())) {
             RecordingRunContext ctx = new RecordingRunContext();
