@@ -2,6 +2,8 @@ package dev.switchboard.bench.jmh;
 
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
+import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.Role;
 import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.StoreBatch;
 import dev.switchboard.store.sqlite.SqliteConversationStore;
@@ -44,6 +46,10 @@ public class SqliteStoreBenchmark {
     static final int BATCH = 512;
     /** Events of a conversation's history that {@link #read} reads. */
     static final int HISTORY = 256;
+    /** Events of a run of {@link Runs}: its start, a step, a message of 100 deltas, their ends. */
+    static final int RUN_EVENTS = 106;
+    /** Runs in a batch of {@link Runs}. */
+    static final int RUNS_PER_BATCH = 77;
 
     private static final long T0 = 1_700_000_000_000L;
     private static final String[] WORDS = {" The", " quick", " brown fox", " jumps", " over", " the lazy", " dog", "."};
@@ -95,6 +101,85 @@ public class SqliteStoreBenchmark {
                 batch.addEvent(new Envelope(ids[c], runIds[c], seq, ts + (i >> 6), deltas[c][w]), prepared[c][w]);
             }
             return batch;
+        }
+    }
+
+    /**
+     * Whole runs of many conversations, as the hub's store writer commits them at the end-to-end
+     * phase's 1,000-client point: the demo agent emits a run's {@value #RUN_EVENTS} events at once,
+     * so a batch holds whole runs ({@value #RUNS_PER_BATCH} of them, some 8,000 events, where the
+     * writer's queue ends a batch's linger), each with its client's message and the agent's answer
+     * as history rows; every client streams its runs into one conversation of its own.
+     */
+    @State(Scope.Thread)
+    public static class Runs {
+        @Param({"1000"})
+        public int conversations;
+
+        Path dir;
+        SqliteConversationStore store;
+        String[] ids;
+        long[] seqs;
+        int next;
+        long runs;
+        final StoreBatch batch = new StoreBatch();
+
+        @Setup(Level.Iteration)
+        public void open() throws IOException {
+            dir = Files.createTempDirectory("sqlite-store-bench");
+            store = SqliteConversationStore.open(dir);
+            ids = new String[conversations];
+            seqs = new long[conversations];
+            next = 0;
+            StoreBatch created = new StoreBatch();
+            for (int c = 0; c < conversations; c++) {
+                ids[c] = String.format("%08x-5a1e-4c0d-9b7e-%012x", c, 31L * c + 7);
+                created.addConversation(new ConversationRecord(ids[c], "user-" + c, T0));
+            }
+            store.write(created);
+        }
+
+        @TearDown(Level.Iteration)
+        public void close() {
+            store.close();
+            delete(dir);
+        }
+
+        /**
+         * Makes the next {@value #RUNS_PER_BATCH} runs, each of the next conversation in turn, outside
+         * the measured time: the emitting threads make the events and their prepared JSON.
+         */
+        @Setup(Level.Invocation)
+        public void nextBatch() {
+            batch.clear();
+            for (int r = 0; r < RUNS_PER_BATCH; r++) {
+                int c = next++ % conversations;
+                long run = ++runs;
+                String runId = String.format("run-%016x", run);
+                String messageId = String.format("msg_%024x", run);
+                long ts = T0 + run;
+                StringBuilder answer = new StringBuilder();
+                add(c, runId, ts, new Event.RunStarted(null));
+                add(c, runId, ts, new Event.StepStarted("answer"));
+                add(c, runId, ts, new Event.MessageStarted(messageId, Role.ASSISTANT));
+                for (int i = 0; i < RUN_EVENTS - 6; i++) {
+                    String word = WORDS[i % WORDS.length];
+                    answer.append(word);
+                    add(c, runId, ts, new Event.TextDelta(messageId, word));
+                }
+                add(c, runId, ts, new Event.MessageCompleted(messageId, answer.toString(), List.of()));
+                add(c, runId, ts, new Event.StepFinished("answer"));
+                add(c, runId, ts, new Event.RunFinished());
+                batch.addMessage(new StoreBatch.MessageRow(ids[c], runId, new InputMessage(
+                        String.format("in_%024x", run), Role.USER, "stream please", null, null, null), ts));
+                batch.addMessage(new StoreBatch.MessageRow(ids[c], runId, new InputMessage(
+                        messageId, Role.ASSISTANT, answer.toString(), null, null, null), ts));
+            }
+        }
+
+        private void add(int c, String runId, long ts, Event event) {
+            Envelope e = new Envelope(ids[c], runId, ++seqs[c], ts, event);
+            batch.addEvent(e, store.prepare(e));
         }
     }
 
@@ -151,6 +236,12 @@ public class SqliteStoreBenchmark {
     @OperationsPerInvocation(BATCH)
     public void write(Writing writing) {
         writing.store.write(writing.conversations.nextBatch());
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUNS_PER_BATCH * RUN_EVENTS)
+    public void writeRuns(Runs runs) {
+        runs.store.write(runs.batch);
     }
 
     @Benchmark

@@ -45,20 +45,27 @@ public final class SqliteConversationStore implements ConversationStore {
      * ({@link EventSegments}), which a build of version 6 or older cannot read, so such a build
      * refuses the file rather than fail on it. Version 8 keys a conversation's events and messages
      * by the integer {@code conversations.key} rather than by its id (see {@link #SCHEMA_V8}).
+     * Version 9 changes no table either: a segment holds up to {@link #SEGMENT_EVENTS} events (64
+     * before), and may hold a run's start (as its first event) and its end (as its last), its kind
+     * then saying which of the two recovery must see ({@link #segmentKind}); a build of version 8
+     * would miss the longer rows' first events and refuse such a kind, so it refuses the file.
      */
-    public static final int SCHEMA_VERSION = 8;
+    public static final int SCHEMA_VERSION = 9;
 
     /**
      * The most events one row of {@code events} holds. A read finds the row of a seq among the
      * rows that start fewer than this many seqs before it, so a file whose rows are longer needs a
      * new schema version.
      */
-    static final int SEGMENT_EVENTS = 64;
+    static final int SEGMENT_EVENTS = 128;
 
     /** A segment's payload grows no longer than this many characters, but for its first event. */
     static final int SEGMENT_CHARS = 64 * 1024;
 
-    /** The {@code kind} of a row that holds several events (see {@link EventSegments}). */
+    /**
+     * The {@code kind} of a row that holds several events (see {@link EventSegments}), none of them a
+     * bound of its run that recovery must see: neither the run's start nor its end, or both.
+     */
     static final String SEGMENT_KIND = "SEGMENT";
 
     /**
@@ -319,9 +326,13 @@ public final class SqliteConversationStore implements ConversationStore {
     /** The key of the conversation whose id is {@code ?1} and its highest stored seq (NULL for none). */
     static final String SELECT_KNOWN = "SELECT c.key, (" + lastSeqQuery("c.key") + ") FROM conversations c WHERE c.id = ?1";
 
-    /** The runs started and not ended, as {@link StoredRows#runStarts} reads them (see {@link StoredRows#UNFINISHED_RUNS}). */
+    /**
+     * The runs started and not ended (see {@link StoredRows#UNFINISHED_RUNS}): rows of conversation id,
+     * seq, run_id, ts, payload and last_seq, a start's row being a segment when last_seq is not NULL.
+     */
     static final String SELECT_UNFINISHED_RUNS =
-            "SELECT c.id, s.seq, s.run_id, s.ts, s.payload FROM events s JOIN conversations c ON c.key = s.conversation_key"
+            "SELECT c.id, s.seq, s.run_id, s.ts, s.payload, s.last_seq FROM events s"
+                    + " JOIN conversations c ON c.key = s.conversation_key"
                     + " WHERE s." + StoredRows.RUN_BOUNDS + " AND s.kind = 'RUN_STARTED' AND NOT EXISTS (SELECT 1 FROM events t"
                     + " WHERE t." + StoredRows.RUN_BOUNDS + " AND t.kind IN ('RUN_FINISHED', 'RUN_FAILED')"
                     + " AND t.conversation_key = s.conversation_key AND t.run_id = s.run_id)";
@@ -595,6 +606,7 @@ public final class SqliteConversationStore implements ConversationStore {
                         s.execute(ddl);
                     }
                 }
+                // Version 9 changes no table (see SCHEMA_VERSION): the rows of an older file are read as they are.
                 s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             }
             c.commit();
@@ -773,15 +785,17 @@ public final class SqliteConversationStore implements ConversationStore {
             if (k > 0 && e.seq() == previousSeq) {
                 throw new SQLException("the batch repeats seq " + e.seq() + " of conversation " + conversationId);
             }
-            boolean alone = isRunBound(e.event());
+            Event.Kind kind = e.event().kind();
             String prepared = batch.prepared(i) instanceof String json ? json : null;
-            boolean joined = count > 0 && !alone && e.seq() == previousSeq + 1 && count < SEGMENT_EVENTS
+            // A run's start is always the first event of its row, which is what the row's kind tells.
+            boolean joined = count > 0 && kind != Event.Kind.RUN_STARTED && e.seq() == previousSeq + 1
+                    && count < SEGMENT_EVENTS
                     && Objects.equals(e.runId(), first.runId())
                     && EventSegments.append(payload, first.timestamp(), previous, e.timestamp(), e.event(), prepared,
                             SEGMENT_CHARS);
             if (!joined) {
                 if (count > 0) {
-                    stageRow(conversation.key(), first, firstJson, previousSeq, count, storedHigh);
+                    stageRow(conversation.key(), first, firstJson, previous, previousSeq, count, storedHigh);
                 }
                 first = e;
                 firstJson = prepared != null ? prepared : EventCodec.toJson(e.event());
@@ -791,13 +805,14 @@ public final class SqliteConversationStore implements ConversationStore {
             count++;
             previous = e.event();
             previousSeq = e.seq();
-            if (alone) {
-                stageRow(conversation.key(), first, firstJson, previousSeq, count, storedHigh);
+            // A run's end is always the last event of its row.
+            if (kind == Event.Kind.RUN_FINISHED || kind == Event.Kind.RUN_FAILED) {
+                stageRow(conversation.key(), first, firstJson, previous, previousSeq, count, storedHigh);
                 count = 0;
             }
         }
         if (count > 0) {
-            stageRow(conversation.key(), first, firstJson, previousSeq, count, storedHigh);
+            stageRow(conversation.key(), first, firstJson, previous, previousSeq, count, storedHigh);
         }
         // order is in seq order, so its last event's seq is the conversation's highest now.
         staged.put(conversationId,
@@ -806,10 +821,11 @@ public final class SqliteConversationStore implements ConversationStore {
 
     /**
      * Queues one row of the conversation of {@code key}: {@code first}'s alone when {@code count} is 1,
-     * else a segment of {@code count} events up to {@code lastSeq}, whose payload is in {@link #segmentPayload}.
+     * else a segment of {@code count} events up to {@code last} at {@code lastSeq}, whose payload is
+     * in {@link #segmentPayload}.
      */
-    private void stageRow(long key, Envelope first, String firstJson, long lastSeq, int count, long storedHigh)
-            throws SQLException {
+    private void stageRow(long key, Envelope first, String firstJson, Event last, long lastSeq, int count,
+                          long storedHigh) throws SQLException {
         if (first.seq() <= storedHigh) {
             refuseStored(key, first.conversationId(), first.seq(), lastSeq);
         }
@@ -824,16 +840,33 @@ public final class SqliteConversationStore implements ConversationStore {
         } else {
             EventSegments.end(segmentPayload);
             insertEvent.setLong(3, lastSeq);
-            insertEvent.setString(6, SEGMENT_KIND);
+            insertEvent.setString(6, segmentKind(first.event().kind(), last.kind()));
             insertEvent.setBytes(7, segmentBytes.encode(segmentPayload));
         }
         insertEvent.addBatch();
     }
 
-    /** Events that start or end a run are rows of their own, which {@code run_bounds} indexes by their kind. */
-    private static boolean isRunBound(Event event) {
-        return switch (event.kind()) {
-            case RUN_STARTED, RUN_FINISHED, RUN_FAILED -> true;
+    /**
+     * The kind of a segment from its first event's kind to its last's: the bound of its run that
+     * crash recovery must find ({@code run_bounds} indexes these kinds). {@code RUN_STARTED} when it
+     * starts a run it does not end, the end's kind when it ends a run it did not start, else
+     * {@link #SEGMENT_KIND}: a run started and ended in one row is not unfinished, so neither bound
+     * matters. A run's start is always a row's first event and its end a row's last, so a run started
+     * in one row and ended in a later one has both a {@code RUN_STARTED} row and an end row.
+     */
+    static String segmentKind(Event.Kind first, Event.Kind last) {
+        boolean starts = first == Event.Kind.RUN_STARTED;
+        boolean ends = last == Event.Kind.RUN_FINISHED || last == Event.Kind.RUN_FAILED;
+        if (starts == ends) {
+            return SEGMENT_KIND;
+        }
+        return starts ? first.name() : last.name();
+    }
+
+    /** Whether a row of this kind with a {@code last_seq} is a segment that {@link #segmentKind} may give. */
+    private static boolean isSegmentKind(String kind) {
+        return switch (kind) {
+            case SEGMENT_KIND, "RUN_STARTED", "RUN_FINISHED", "RUN_FAILED" -> true;
             default -> false;
         };
     }
@@ -1063,7 +1096,7 @@ public final class SqliteConversationStore implements ConversationStore {
                         if (single) {
                             // A row of one event holds a seq above afterSeq, so it is this one.
                             out.add(new Envelope(conversationId, runId, seq, ts, EventCodec.fromJson(payload)));
-                        } else if (SEGMENT_KIND.equals(rs.getString(5))) {
+                        } else if (isSegmentKind(rs.getString(5))) {
                             EventSegments.read(conversationId, runId, seq, lastSeq, ts, payload, afterSeq, limit, out);
                         } else {
                             throw new IllegalStateException("stored row at seq " + seq + " of conversation "
@@ -1187,7 +1220,23 @@ public final class SqliteConversationStore implements ConversationStore {
         synchronized (reader) {
             requireOpen();
             try (ResultSet rs = selectUnfinishedRuns.executeQuery()) {
-                return StoredRows.runStarts(rs);
+                List<Envelope> out = new ArrayList<>();
+                while (rs.next()) {
+                    String conversationId = rs.getString(1);
+                    long seq = rs.getLong(2);
+                    String runId = rs.getString(3);
+                    long ts = rs.getLong(4);
+                    String payload = rs.getString(5);
+                    long lastSeq = rs.getLong(6);
+                    if (rs.wasNull()) {
+                        out.add(new Envelope(conversationId, runId, seq, ts, EventCodec.fromJson(payload)));
+                    } else {
+                        // The segment's first event is the run's start.
+                        EventSegments.read(conversationId, runId, seq, lastSeq, ts, payload, seq - 1, out.size() + 1,
+                                out);
+                    }
+                }
+                return out;
             } catch (SQLException e) {
                 throw readFailure("unfinished runs", e);
             }

@@ -41,7 +41,7 @@ class SqliteEventSegmentsTest {
     Path dir;
 
     @Test
-    void aRunsEventsOfABatchAreSegmentsOfAtMostSixtyFourWithItsBoundsRowsOfTheirOwn() throws Exception {
+    void aRunsEventsOfABatchAreSegmentsOfAtMost128ItsStartARowsFirstEventAndItsEndARowsLast() throws Exception {
         List<Envelope> written = new ArrayList<>();
         written.add(new Envelope(CONV, "run-1", 1, T0, new Event.RunStarted(null)));
         written.add(new Envelope(CONV, "run-1", 2, T0, new Event.MessageStarted("m1", Role.ASSISTANT)));
@@ -50,9 +50,22 @@ class SqliteEventSegmentsTest {
             written.add(delta(CONV, "run-1", seq, T0 + seq * 3 - (seq % 7 == 0 ? 50 : 0)));
         }
         written.add(new Envelope(CONV, "run-1", 152, T0 + 999, new Event.RunFinished()));
+        // A run started and not ended (its start is the first event of a segment), and a run started and ended in one row.
+        List<Envelope> open = List.of(new Envelope("open", "run-o", 1, T0, new Event.RunStarted("parent")),
+                new Envelope("open", "run-o", 2, T0 + 1, new Event.MessageStarted("m1", Role.ASSISTANT)),
+                delta("open", "run-o", 3, T0 + 2));
+        List<Envelope> whole = List.of(new Envelope("whole", "run-w", 1, T0, new Event.RunStarted(null)),
+                delta("whole", "run-w", 2, T0 + 1),
+                new Envelope("whole", "run-w", 3, T0 + 2, new Event.RunFailed(ErrorCode.UPSTREAM_FAILED, "x")));
         try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
             StoreBatch batch = new StoreBatch().addConversation(new ConversationRecord(CONV, null, T0))
-                    .addConversation(new ConversationRecord("other", null, T0));
+                    .addConversation(new ConversationRecord("other", null, T0))
+                    .addConversation(new ConversationRecord("open", null, T0))
+                    .addConversation(new ConversationRecord("whole", null, T0));
+            for (Envelope e : open) {
+                batch.addEvent(e, store.prepare(e));
+            }
+            whole.forEach(batch::addEvent);
             for (int i = 0; i < written.size(); i++) {
                 Envelope e = written.get(i);
                 batch.addEvent(e, store.prepare(e));
@@ -74,11 +87,17 @@ class SqliteEventSegmentsTest {
             assertThat(store.lastEventSeq("other")).isEqualTo(51);
             assertThat(store.events("other", 0, 1000)).extracting(Envelope::seq)
                     .containsExactly(java.util.stream.LongStream.rangeClosed(1, 51).boxed().toArray(Long[]::new));
-            assertThat(store.unfinishedRuns()).isEmpty();
+            assertThat(store.events("open", 0, 10)).isEqualTo(open);
+            assertThat(store.events("whole", 1, 10)).isEqualTo(whole.subList(1, 3));
+            assertThat(store.unfinishedRuns()).containsExactly(open.get(0));
         }
-        assertThat(rows(CONV)).containsExactly(
-                "1-null RUN_STARTED", "2-65 SEGMENT", "66-129 SEGMENT", "130-151 SEGMENT", "152-null RUN_FINISHED");
+        assertThat(rows(CONV)).containsExactly("1-128 RUN_STARTED", "129-152 RUN_FINISHED");
         assertThat(rows("other")).containsExactly("1-51 SEGMENT");
+        assertThat(rows("open")).containsExactly("1-3 RUN_STARTED");
+        assertThat(rows("whole")).containsExactly("1-3 SEGMENT");
+        try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
+            assertThat(store.unfinishedRuns()).as("after a reopen").containsExactly(open.get(0));
+        }
     }
 
     @Test
@@ -195,12 +214,13 @@ class SqliteEventSegmentsTest {
             assertThat(store.events(CONV, 5, 3)).isEqualTo(all.subList(5, 8));
             assertThat(store.unfinishedRuns()).isEmpty();
         }
+        // run-2's end is the last event of a segment, which the unfinished runs above found.
         assertThat(rows(CONV)).containsExactly("1-null RUN_STARTED", "2-null TEXT_DELTA", "3-null TEXT_DELTA",
-                "4-null RUN_FINISHED", "5-null RUN_STARTED", "6-null TEXT_DELTA", "7-12 SEGMENT", "13-null RUN_FAILED");
+                "4-null RUN_FINISHED", "5-null RUN_STARTED", "6-null TEXT_DELTA", "7-13 RUN_FAILED");
         assertThat(query(file, "PRAGMA user_version"))
                 .containsExactly(String.valueOf(SqliteConversationStore.SCHEMA_VERSION));
         assertThat(query(file, "SELECT seq FROM events ORDER BY rowid")).as("the old rows first, in their order")
-                .containsExactly("1", "2", "3", "4", "5", "6", "7", "13");
+                .containsExactly("1", "2", "3", "4", "5", "6", "7");
         assertThat(query(file, "SELECT sql FROM sqlite_schema WHERE name = 'events'")).singleElement()
                 .asString().doesNotContainIgnoringCase("WITHOUT ROWID");
         try (SqliteConversationStore store = SqliteConversationStore.open(dir)) {
@@ -452,15 +472,17 @@ class SqliteEventSegmentsTest {
             store.write(batch);
             assertThat(store.events(CONV, 0, 100)).isEqualTo(written);
         }
-        assertThat(rows(CONV)).containsExactly("1-4 SEGMENT", "5-null RUN_FINISHED");
+        assertThat(rows(CONV)).containsExactly("1-5 RUN_FINISHED");
         Path file = dir.resolve(SqliteConversationStore.FILE_NAME);
-        assertThat(query(file, "SELECT typeof(payload) FROM events")).containsExactly("text", "text");
+        assertThat(query(file, "SELECT typeof(payload) FROM events")).containsExactly("text");
+        String end = ",3," + EventCodec.toJson(new Event.RunFinished());
         assertThat(query(file, "SELECT payload FROM events WHERE last_seq IS NOT NULL")).containsExactly(
                 "[0,{\"type\":\"message_started\",\"messageId\":\"m1\",\"role\":\"assistant\"}"
                         + ",0,{\"type\":\"text_delta\",\"messageId\":\"m1\",\"delta\":\"caf\u00e9 \u20ac\"}"
-                        + ",1,\" \ud83d\ude42 \u4e2d\u6587\",2,\"plain\"]");
+                        + ",1,\" \ud83d\ude42 \u4e2d\u6587\",2,\"plain\"" + end + "]");
+        // 144 characters up to the end's, of which the emoji is one (two chars in Java, four bytes in UTF-8).
         assertThat(query(file, "SELECT length(payload) FROM events WHERE last_seq IS NOT NULL"))
-                .as("characters, not bytes: SQLite reads it as text").containsExactly("144");
+                .as("characters, not bytes: SQLite reads it as text").containsExactly(String.valueOf(144 + end.length()));
     }
 
     @Test
