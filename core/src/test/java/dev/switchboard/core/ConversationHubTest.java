@@ -906,7 +906,9 @@ class ConversationHubTest {
         first.ctx().finish();
         a.until(Event::terminal, WAIT);
 
-        hub.submit(ask("chat", "two"), a);
+        // Another connection, whose commands wait behind none (the first one's lane may still be closing on its worker).
+        RecordingSubscriber b = new RecordingSubscriber();
+        hub.submit(ask("chat", "two"), b);
         ManualRuntime.Started second = runtime.runs.poll();
         assertThat(second).as("started on the submitting thread").isNotNull();
         List<InputMessage> remembered = second.ctx().historyInMemory();
@@ -917,6 +919,7 @@ class ConversationHubTest {
         assertThat(storeReads).as("the store was not asked for the history").hasValue(0);
         second.ctx().emit(new Event.MessageCompleted("m2", "x".repeat(20_000), List.of()));
         second.ctx().finish();
+        b.until(Event::terminal, WAIT);
         a.until(Event::terminal, WAIT);
 
         hub.submit(ask("chat", "three"), a);
