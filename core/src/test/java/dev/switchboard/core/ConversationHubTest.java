@@ -450,10 +450,15 @@ class ConversationHubTest {
 
     /** {@link #store}, counting in {@code asked} the times it is asked which message ids a conversation holds. */
     private ConversationStore countingKnownIdQueries(AtomicInteger asked) {
+        return counting("knownMessageIds", asked);
+    }
+
+    /** {@link #store}, counting in {@code calls} the calls of its method {@code name}. */
+    private ConversationStore counting(String name, AtomicInteger calls) {
         return (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
                 getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("knownMessageIds")) {
-                        asked.incrementAndGet();
+                    if (method.getName().equals(name)) {
+                        calls.incrementAndGet();
                     }
                     try {
                         return method.invoke(store, args);
@@ -883,17 +888,7 @@ class ConversationHubTest {
     void aShortHistoryIsReadFromMemoryForARuntimeThatReadsItAndFromTheStoreOnceItGrowsLong() throws Exception {
         hub.close();
         AtomicInteger storeReads = new AtomicInteger();
-        ConversationStore counting = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("messages")) {
-                        storeReads.incrementAndGet();
-                    }
-                    try {
-                        return method.invoke(store, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        ConversationStore counting = counting("messages", storeReads);
         runtime.readsHistory = true;
         runtime.startsWithoutWaiting = true;
         hub = ConversationHub.builder().store(counting).runtime(runtime).build();

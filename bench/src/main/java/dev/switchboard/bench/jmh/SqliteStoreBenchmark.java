@@ -78,7 +78,7 @@ public class SqliteStoreBenchmark {
             next = 0;
             StoreBatch created = new StoreBatch();
             for (int c = 0; c < conversations; c++) {
-                ids[c] = String.format("%08x-5a1e-4c0d-9b7e-%012x", c, 31L * c + 7);
+                ids[c] = conversationId(c);
                 runIds[c] = String.format("%08x-7f3a-4e21-8c55-%012x", c, 17L * c + 3);
                 String messageId = String.format("msg_%024x", 1_000_003L * c);
                 for (int w = 0; w < WORDS.length; w++) {
@@ -133,7 +133,7 @@ public class SqliteStoreBenchmark {
             next = 0;
             StoreBatch created = new StoreBatch();
             for (int c = 0; c < conversations; c++) {
-                ids[c] = String.format("%08x-5a1e-4c0d-9b7e-%012x", c, 31L * c + 7);
+                ids[c] = conversationId(c);
                 created.addConversation(new ConversationRecord(ids[c], "user-" + c, T0));
             }
             store.write(created);
@@ -253,6 +253,11 @@ public class SqliteStoreBenchmark {
             throw new IllegalStateException(id + " has " + events.size() + " events stored, not " + HISTORY);
         }
         return events;
+    }
+
+    /** The id of the benchmark's {@code c}-th conversation, shaped like the UUIDs clients choose. */
+    private static String conversationId(int c) {
+        return String.format("%08x-5a1e-4c0d-9b7e-%012x", c, 31L * c + 7);
     }
 
     private static void delete(Path dir) {

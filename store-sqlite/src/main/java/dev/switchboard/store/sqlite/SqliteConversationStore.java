@@ -854,7 +854,7 @@ public final class SqliteConversationStore implements ConversationStore {
      * matters. A run's start is always a row's first event and its end a row's last, so a run started
      * in one row and ended in a later one has both a {@code RUN_STARTED} row and an end row.
      */
-    static String segmentKind(Event.Kind first, Event.Kind last) {
+    private static String segmentKind(Event.Kind first, Event.Kind last) {
         boolean starts = first == Event.Kind.RUN_STARTED;
         boolean ends = last == Event.Kind.RUN_FINISHED || last == Event.Kind.RUN_FAILED;
         if (starts == ends) {
