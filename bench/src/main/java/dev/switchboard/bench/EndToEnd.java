@@ -155,12 +155,13 @@ public final class EndToEnd {
             peer = startPeer(nodeDir, workDir);
             List<ServerProcess> servers = List.of(gateway, floor, peer);
 
-            // The gateway's JIT needs a while: warm every server at 100 clients and at the most, the
-            // latter until its compilers are all but done (see warm).
+            // The gateway's JIT needs a while: warm every server at each client count the points
+            // measure, each until its compilers are all but done (see warm). A shape left out of the
+            // warm-up is compiled in the first round's point of that shape, and what it compiles
+            // there (and deoptimises elsewhere) falls on the points after it.
             for (ServerProcess s : servers) {
                 BenchSuite.log("warming up " + s.name);
-                for (int clients : IntStream.of(Math.min(100, settings.maxClients()), settings.maxClients())
-                        .distinct().toArray()) {
+                for (int clients : IntStream.of(settings.clients()).distinct().sorted().toArray()) {
                     warm(client, s, closedPlan(Dialect.AGUI_WS, clients, settings.framesPerPoint()), otherCpu);
                 }
             }

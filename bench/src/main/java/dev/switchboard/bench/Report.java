@@ -573,7 +573,7 @@ public final class Report {
                 + "(`ws` and `@ag-ui/encoder`, versions pinned in its `package-lock.json`). Each is a child process, "
                 + "so its CPU time (`/proc/<pid>/stat`, user + system) and peak resident set (`VmRSS` sampled every "
                 + "20 ms) are its own. All three run for the whole end-to-end phase and are loaded one at a time.");
-        line("- **Warm-up.** Every server is loaded at 100 clients and at the most before anything is measured, "
+        line("- **Warm-up.** Every server is loaded at each client count the points measure (fewest first) before anything is measured, "
                 + "each again while its JIT compiler threads took more than 5% of its CPU (at most " + EndToEnd.MAX_WARM_RUNS + " times), "
                 + "and every dialect's point at 50 clients the same way. `jit=` on a line is the CPU the server's "
                 + "compiler threads took during that measurement (`C1`/`C2 CompilerThread` in `/proc/<pid>/task`), "
