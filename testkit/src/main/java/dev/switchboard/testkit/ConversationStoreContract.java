@@ -151,6 +151,23 @@ public abstract class ConversationStoreContract {
     }
 
     @Test
+    void eventsOfConversationsInterleavedInABatchAreEachStoredWholeAndInOrder() {
+        StoreBatch batch = conversation(CONV).addConversation(new ConversationRecord("other", null, T0))
+                .addConversation(new ConversationRecord("third", null, T0));
+        for (long seq = 1; seq <= 5; seq++) {
+            batch.addEvent(delta(CONV, seq)).addEvent(delta("other", 6 - seq));
+        }
+        batch.addEvent(delta("third", 1)).addEvent(delta(CONV, 7)).addEvent(delta(CONV, 6));
+        store.write(batch);
+
+        assertThat(seqs(store.events(CONV, 0, 100))).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L);
+        assertThat(seqs(store.events("other", 0, 100))).containsExactly(1L, 2L, 3L, 4L, 5L);
+        assertThat(seqs(store.events("third", 0, 100))).containsExactly(1L);
+        assertThat(store.lastSeq(CONV)).isEqualTo(7);
+        assertThat(store.lastSeq("other")).isEqualTo(5);
+    }
+
+    @Test
     void lastSeqIsTheHighestStoredSeqOfEachConversation() {
         store.write(conversation(CONV).addConversation(new ConversationRecord("other", null, T0))
                 .addEvent(delta(CONV, 1)).addEvent(delta(CONV, 2)).addEvent(delta("other", 1)));

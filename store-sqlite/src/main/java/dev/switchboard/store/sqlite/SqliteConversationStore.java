@@ -61,6 +61,13 @@ public final class SqliteConversationStore implements ConversationStore {
 
     /** A segment's payload grows no longer than this many characters, but for its first event. */
     static final int SEGMENT_CHARS = 64 * 1024;
+    /** The indexes {@link #nextInGroup} and {@link #groupOrder} hold to start with. */
+    private static final int GROUP_SCRATCH = 1024;
+    /**
+     * The most indexes those arrays keep between batches: the store writer's batches hold up to
+     * 8,192 events (StoreWriter.MAX_BATCH); a larger batch (another writer's) takes arrays of its own.
+     */
+    private static final int MAX_BATCH_SCRATCH = 8192;
 
     /**
      * The {@code kind} of a row that holds several events (see {@link EventSegments}), none of them a
@@ -433,8 +440,15 @@ public final class SqliteConversationStore implements ConversationStore {
      * next conversation created may then take.
      */
     private final Map<String, Known> staged = new HashMap<>();
-    /** The batch's events by conversation, as indexes into its event list; reused batch to batch. */
+    /** The batch's events by conversation, each group a chain through {@link #nextInGroup}; reused batch to batch. */
     private final Map<String, EventGroup> groups = new LinkedHashMap<>();
+    /**
+     * For each event of the batch (by its index), the index of the next event of its conversation in
+     * the batch, -1 after the last: the groups' chains, in one array kept from batch to batch.
+     */
+    private int[] nextInGroup = new int[GROUP_SCRATCH];
+    /** One group's indexes in seq order, made from its chain; kept from group to group. */
+    private int[] groupOrder = new int[GROUP_SCRATCH];
     private final StringBuilder segmentPayload = new StringBuilder(4096);
     /** {@link #segmentPayload}'s bytes, bound to the row (see Utf8Payload). */
     private final Utf8Payload segmentBytes = new Utf8Payload();
@@ -756,20 +770,65 @@ public final class SqliteConversationStore implements ConversationStore {
      */
     private void stageEvents(StoreBatch batch) throws SQLException {
         List<Envelope> events = batch.events();
+        int[] next = nextInGroup.length >= events.size() ? nextInGroup : new int[events.size()];
+        if (next.length <= MAX_BATCH_SCRATCH) {
+            nextInGroup = next;
+        }
         try {
             for (int i = 0; i < events.size(); i++) {
-                groups.computeIfAbsent(events.get(i).conversationId(), id -> new EventGroup()).add(i);
+                next[i] = -1;
+                EventGroup g = groups.get(events.get(i).conversationId());
+                if (g == null) {
+                    groups.put(events.get(i).conversationId(), new EventGroup(i));
+                } else {
+                    next[g.last] = i;
+                    g.last = i;
+                    g.size++;
+                }
             }
             for (Map.Entry<String, EventGroup> group : groups.entrySet()) {
-                stageConversation(batch, group.getKey(), group.getValue().inSeqOrder(events));
+                EventGroup g = group.getValue();
+                stageConversation(batch, group.getKey(), inSeqOrder(g, next, events), g.size);
             }
         } finally {
             groups.clear();
         }
     }
 
-    /** Queues the rows of one conversation's events of the batch, {@code order} their indexes in seq order. */
-    private void stageConversation(StoreBatch batch, String conversationId, int[] order) throws SQLException {
+    /**
+     * The group's indexes ordered by the events' seqs, those of equal seqs in batch order: in
+     * {@link #groupOrder} (or an array of its own when the group is longer than is kept), valid until
+     * the next group's.
+     */
+    private int[] inSeqOrder(EventGroup g, int[] next, List<Envelope> events) {
+        int[] order = groupOrder.length >= g.size ? groupOrder : new int[g.size];
+        if (order.length <= MAX_BATCH_SCRATCH) {
+            groupOrder = order;
+        }
+        int k = 0;
+        for (int i = g.first; i >= 0; i = next[i]) {
+            order[k++] = i;
+        }
+        for (int j = 1; j < k; j++) {
+            if (events.get(order[j]).seq() < events.get(order[j - 1]).seq()) {
+                // Out of order (the emitters queue each conversation's events in seq order, so rare):
+                // a stable sort keeps equal seqs in batch order, and the writer refuses those.
+                int[] sorted = Arrays.stream(order, 0, k).boxed()
+                        .sorted((a, b) -> Long.compare(events.get(a).seq(), events.get(b).seq()))
+                        .mapToInt(Integer::intValue).toArray();
+                System.arraycopy(sorted, 0, order, 0, k);
+                break;
+            }
+        }
+        return order;
+    }
+
+    /**
+     * Queues the rows of one conversation's events of the batch: the first {@code n} of
+     * {@code order}, their indexes in seq order.
+     */
+    private void stageConversation(StoreBatch batch, String conversationId, int[] order, int n)
+            throws SQLException {
         List<Envelope> events = batch.events();
         Known conversation = known(conversationId);
         long storedHigh = conversation.storedUpTo();
@@ -779,7 +838,7 @@ public final class SqliteConversationStore implements ConversationStore {
         Event previous = null;
         int count = 0;
         long previousSeq = 0;
-        for (int k = 0; k < order.length; k++) {
+        for (int k = 0; k < n; k++) {
             int i = order[k];
             Envelope e = events.get(i);
             if (k > 0 && e.seq() == previousSeq) {
@@ -816,7 +875,7 @@ public final class SqliteConversationStore implements ConversationStore {
         }
         // order is in seq order, so its last event's seq is the conversation's highest now.
         staged.put(conversationId,
-                new Known(conversation.key(), Math.max(storedHigh, events.get(order[order.length - 1]).seq())));
+                new Known(conversation.key(), Math.max(storedHigh, events.get(order[n - 1]).seq())));
     }
 
     /**
@@ -929,29 +988,15 @@ public final class SqliteConversationStore implements ConversationStore {
         return seq < Long.MIN_VALUE + SEGMENT_EVENTS ? Long.MIN_VALUE : seq - SEGMENT_EVENTS;
     }
 
-    /** A batch's events of one conversation, as indexes into the batch's event list. */
+    /** A batch's events of one conversation: its first and last event's index and how many (see {@link #nextInGroup}). */
     private static final class EventGroup {
-        private int[] indexes = new int[8];
-        private int size;
+        final int first;
+        int last;
+        int size = 1;
 
-        void add(int index) {
-            if (size == indexes.length) {
-                indexes = Arrays.copyOf(indexes, size * 2);
-            }
-            indexes[size++] = index;
-        }
-
-        /** The indexes, ordered by the events' seqs; those of equal seqs in batch order. */
-        int[] inSeqOrder(List<Envelope> events) {
-            int[] order = Arrays.copyOf(indexes, size);
-            for (int i = 1; i < order.length; i++) {
-                if (events.get(order[i]).seq() < events.get(order[i - 1]).seq()) {
-                    return Arrays.stream(order).boxed()
-                            .sorted((a, b) -> Long.compare(events.get(a).seq(), events.get(b).seq()))
-                            .mapToInt(Integer::intValue).toArray();
-                }
-            }
-            return order;
+        EventGroup(int first) {
+            this.first = first;
+            this.last = first;
         }
     }
 
