@@ -57,6 +57,8 @@ public final class DemoRuntime implements AgentRuntime {
     static final int MAX_BENCHMARK_CHUNKS = 100_000;
     /** The text of every chunk of a {@code benchmark} run. */
     static final String BENCHMARK_CHUNK = "token ";
+    /** The last {@code benchmark} answer's whole text (see benchmarkAnswer). */
+    private static volatile BenchmarkAnswer lastBenchmarkAnswer;
     /**
      * Steps a run plays on the thread that starts it before the scheduler plays on: a short run
      * (the load generator's 104 chunks) whole, a long one no longer than about a millisecond there.
@@ -192,9 +194,26 @@ public final class DemoRuntime implements AgentRuntime {
         if (n < 1 || n > MAX_BENCHMARK_CHUNKS) {
             run.say(List.of("benchmark takes a number of chunks from 1 to " + MAX_BENCHMARK_CHUNKS + "."), List.of());
         } else {
-            run.say(Collections.nCopies(n, BENCHMARK_CHUNK), List.of());
+            run.say(Collections.nCopies(n, BENCHMARK_CHUNK), benchmarkAnswer(n), List.of());
         }
         run.finish();
+    }
+
+    /**
+     * The whole text of a {@code benchmark} answer of {@code n} chunks, made once for the length
+     * the load generator keeps asking for rather than joined again run after run.
+     */
+    private static String benchmarkAnswer(int n) {
+        BenchmarkAnswer a = lastBenchmarkAnswer;
+        if (a == null || a.chunks() != n) {
+            a = new BenchmarkAnswer(n, BENCHMARK_CHUNK.repeat(n));
+            lastBenchmarkAnswer = a;
+        }
+        return a.text();
+    }
+
+    /** A {@code benchmark} answer's length in chunks and its whole text. */
+    private record BenchmarkAnswer(int chunks, String text) {
     }
 
     /** What follows the report approval: the tool and an answer, or an answer without it. */
@@ -331,18 +350,33 @@ public final class DemoRuntime implements AgentRuntime {
         }
 
         void say(List<String> parts, List<Citation> citations, long delayMs) {
+            say(parts, joined(parts), citations, delayMs);
+        }
+
+        /** The parts, whose whole {@code text} the caller has. */
+        void say(List<String> parts, String text, List<Citation> citations) {
+            say(parts, text, citations, chunkDelayMs);
+        }
+
+        private void say(List<String> parts, String text, List<Citation> citations, long delayMs) {
             String id = Ids.next("msg");
             // Its parts (with a pause before each but the first), its start and end, and what follows it
             // (most answers end their run).
             expect(parts.size() * (delayMs > 0 ? 2 : 1) + 3);
             emit(new Event.MessageStarted(id, Role.ASSISTANT));
+            // An event is immutable: chunks of the same text in a row (a benchmark answer's) share one.
+            Event.TextDelta delta = null;
             for (int i = 0; i < parts.size(); i++) {
                 if (i > 0) {
                     pause(delayMs);
                 }
-                emit(new Event.TextDelta(id, parts.get(i)));
+                String part = parts.get(i);
+                if (delta == null || !delta.delta().equals(part)) {
+                    delta = new Event.TextDelta(id, part);
+                }
+                emit(delta);
             }
-            emit(new Event.MessageCompleted(id, joined(parts), citations));
+            emit(new Event.MessageCompleted(id, text, citations));
         }
 
         /** The parts as one text, made at its length (String.join copies a list into a growing array first). */
