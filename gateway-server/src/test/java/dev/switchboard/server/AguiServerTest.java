@@ -15,6 +15,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
 
@@ -179,6 +180,19 @@ class AguiServerTest {
         JsonNode last = events.get(events.size() - 1);
         assertThat(last.path("type").asText()).isEqualTo("RUN_FINISHED");
         assertThat(last.path("outcome").path("type").asText()).isEqualTo("success");
+    }
+
+    @Test
+    void aLongAnswerOverSseArrivesWholeAndInOrder() throws Exception {
+        // Some 3,000 events of ~90 bytes: a drain hands its gathered chunks to the channel several
+        // times before it ends, and the last ones with the body's end.
+        List<JsonNode> events = sse(post(input(UUID.randomUUID().toString(), "benchmark 3000").toString()));
+
+        List<String> expected = new ArrayList<>(List.of("RUN_STARTED", "TEXT_MESSAGE_START"));
+        expected.addAll(Collections.nCopies(3000, "TEXT_MESSAGE_CONTENT"));
+        expected.addAll(List.of("TEXT_MESSAGE_END", "RUN_FINISHED"));
+        assertThat(types(events)).containsExactlyElementsOf(expected);
+        assertThat(events.subList(2, 3002)).allSatisfy(e -> assertThat(e.path("delta").asText()).isEqualTo("token "));
     }
 
     @Test

@@ -39,7 +39,10 @@ import java.util.concurrent.Executor;
 final class HttpStream implements Subscriber {
     private static final Logger log = LoggerFactory.getLogger(HttpStream.class);
     private static final byte[] SSE_PREFIX = "data: ".getBytes(StandardCharsets.US_ASCII);
-    /** The seq of the event being encoded on a stream (0: none), and its newest SSE event, held back for the id. */
+    /**
+     * The seq of the event being encoded on a stream (0: none), and its newest SSE event (a
+     * {@link PendingFrames#scratch} buffer), held back for the id.
+     */
     private long eventSeq;
     private ByteBuf lastOfEvent;
     private static final byte[] SSE_SUFFIX = "\n\n".getBytes(StandardCharsets.US_ASCII);
@@ -65,6 +68,11 @@ final class HttpStream implements Subscriber {
     private final String transport;
     /** Where the stream's chunks are written; looked up with the first. */
     private ChannelHandlerContext chunkContext;
+    /**
+     * The stream's chunks written and not yet handed to the channel: a drain's leave as one buffer.
+     * Empty between the tasks of the event loop (each that writes ends with {@link #flushFrames}).
+     */
+    private final PendingFrames pending;
     private GatewayError pendingError;
     private boolean headSent;
     private boolean streamStarted;
@@ -85,10 +93,13 @@ final class HttpStream implements Subscriber {
         this.principal = principal;
         this.keepAlive = keepAlive;
         this.onEnd = onEnd;
-        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn);
+        this.outbox = new Outbox(maxOutboundEvents, maxOutboundBytes, this::encode, this::takeIn, null,
+                this::flushFrames);
+        this.pending = new PendingFrames(ctx);
         this.bodyWriter = new NettyFrameWriter(ctx, new byte[0], new byte[0], this::sendBody);
         this.streamWriter = exchange.streaming()
-                ? new NettyFrameWriter(ctx, WireFraming.SSE_CHUNK_HEADROOM, SSE_PREFIX, SSE_SUFFIX, this::sendEvent)
+                ? new NettyFrameWriter(ctx, WireFraming.SSE_CHUNK_HEADROOM, SSE_PREFIX, SSE_SUFFIX, this::sendEvent,
+                        capacity -> PendingFrames.scratch(lastOfEvent, capacity))
                 : bodyWriter;
         outbox.bind(ctx);
         outbox.meter(metrics.delivery(dialect));
@@ -136,10 +147,8 @@ final class HttpStream implements Subscriber {
                 writeEvent(lastOfEvent, eventSeq);
             }
         } catch (IOException | RuntimeException ex) {
+            // A frame held back is a scratch buffer (or, when not streaming, none): dropped, not released.
             streamWriter.abort();
-            if (lastOfEvent != null) {
-                lastOfEvent.release();
-            }
             try (LogContext.Scope ids = LogContext.open(e.conversationId(), e.runId())) {
                 log.error("HTTP encoder failed on {}", e.event().kind(), ex);
             }
@@ -171,7 +180,7 @@ final class HttpStream implements Subscriber {
         if (exchange.done()) {
             end();
         } else {
-            ctx.flush();
+            flushFrames();
         }
     }
 
@@ -219,11 +228,32 @@ final class HttpStream implements Subscriber {
             streamStarted = true;
             ctx.write(head);
         }
+        // The writer leaves SSE_CHUNK_HEADROOM in front of every frame: framed where it is, never
+        // copied (which would release the scratch buffer).
         ByteBuf chunk = WireFraming.sseChunk(event, seq);
         outbox.wrote(chunk.readableBytes());
-        // Already a chunk: written past the HTTP encoder, which would frame it again. The response's
-        // head went through the encoder, and its last chunk does, which ends the body there.
-        chunkContext().write(chunk, ctx.voidPromise());
+        pending.add(chunk);
+        if (pending.full()) {
+            writePending();
+        }
+    }
+
+    /**
+     * Hands the pending chunks to the channel, unflushed. Already chunks: written past the HTTP
+     * encoder, which would frame them again. The response's head went through the encoder before
+     * them, and its last chunk does after them, which ends the body there.
+     */
+    private void writePending() {
+        ByteBuf chunks = pending.take();
+        if (chunks != null) {
+            chunkContext().write(chunks, ctx.voidPromise());
+        }
+    }
+
+    /** Hands the pending chunks to the channel and flushes it: how every task that wrote ends. */
+    private void flushFrames() {
+        writePending();
+        ctx.flush();
     }
 
     /** The HTTP codec's context: a write there starts past the codec. */
@@ -251,6 +281,7 @@ final class HttpStream implements Subscriber {
         ended = true;
         outbox.close();
         hub.disconnected(this);
+        writePending();
         var done = streamStarted
                 ? ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT)
                 : ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER);
@@ -266,6 +297,7 @@ final class HttpStream implements Subscriber {
         if (!ended) {
             ended = true;
             outbox.close();
+            pending.release();
             hub.disconnected(this);
             metrics.closed(dialect, transport, "client");
             onEnd.run();
@@ -342,6 +374,7 @@ final class HttpStream implements Subscriber {
         if (!ended) {
             ended = true;
             outbox.close();
+            pending.release();
             hub.disconnected(this);
             ctx.close();
             metrics.closed(dialect, transport, "slow");

@@ -14,8 +14,6 @@ import dev.switchboard.core.spi.DialectSession;
 import dev.switchboard.core.spi.SessionContext;
 import dev.switchboard.core.spi.WireAdapter;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledByteBufAllocator;
-import io.netty.buffer.UnpooledHeapByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -30,7 +28,6 @@ import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.util.concurrent.FastThreadLocal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,25 +48,6 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private static final int CLOSE_TIMEOUT_SECONDS = 2;
     private static final byte[] SEQ_FIELD = "\"seq\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] METADATA_SEQ_FIELD = "\"metadata\":{\"seq\":".getBytes(StandardCharsets.US_ASCII);
-    /** What a drain's buffer starts at; it grows as frames are added. */
-    private static final int PENDING_INITIAL_BYTES = 4096;
-    /** A drain's frames go to the channel once this many are pending, so its writability follows them. */
-    private static final int PENDING_WRITE_BYTES = 32 * 1024;
-    /** A frame buffer that grew past this is not kept for the next frames. */
-    private static final int SCRATCH_KEPT_BYTES = 64 * 1024;
-    /**
-     * The two buffers each event loop writes its connections' frames into (see {@link #scratch}):
-     * a frame is copied into its connection's pending buffer once it is known whether it carries
-     * the cursor, so a thread needs the frame held back and the one after it. Heap buffers made
-     * here, not by an allocator: they live as long as the thread and are never released.
-     */
-    private static final FastThreadLocal<ByteBuf[]> SCRATCH = new FastThreadLocal<>() {
-        @Override
-        protected ByteBuf[] initialValue() {
-            return new ByteBuf[] {newScratch(), newScratch()};
-        }
-    };
-
     private final ConversationHub hub;
     private final AdapterRegistry adapters;
     private final String path;
@@ -86,16 +64,16 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     /** The seq of the event being encoded, 0 for other frames; event loop only. */
     private long encodingSeq;
     /**
-     * The newest frame of the event being encoded (a {@link #SCRATCH} buffer), held back to carry
+     * The newest frame of the event being encoded (a {@link PendingFrames#scratch} buffer), held back to carry
      * the cursor if it is the last.
      */
     private ByteBuf lastOfEvent;
     /**
      * Frames written and not yet handed to the channel: a drain's frames leave as one buffer, not
-     * one buffer each. Null between the tasks of the event loop (each that writes ends with
+     * one buffer each. Empty between the tasks of the event loop (each that writes ends with
      * {@link #flushFrames}); event loop only.
      */
-    private ByteBuf pending;
+    private PendingFrames pending;
     private volatile boolean closed;
     private final ServerMetrics metrics;
     /** The upgrade request's {@code traceparent}, or null. */
@@ -124,6 +102,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        this.pending = new PendingFrames(ctx);
         this.writer = new NettyFrameWriter(ctx, WireFraming.WEBSOCKET_HEADROOM, new byte[0], new byte[0], frame -> {
             if (encodingSeq > 0 && adapter.cursorStyle() != Cursors.Style.NONE) {
                 // Only an event's last frame carries its cursor (see encode): hold it until the next.
@@ -134,7 +113,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             } else {
                 append(frame);
             }
-        }, this::scratch);
+        }, capacity -> PendingFrames.scratch(lastOfEvent, capacity));
         outbox.bind(ctx);
     }
 
@@ -312,7 +291,7 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
             lastOfEvent = null;
             encodingSeq = 0;
         }
-        if (pending != null && pending.readableBytes() >= PENDING_WRITE_BYTES) {
+        if (pending.full()) {
             writePending();
         }
     }
@@ -321,18 +300,13 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private void append(ByteBuf frame) {
         outbox.wrote(frame.readableBytes());
         // The writer leaves WEBSOCKET_HEADROOM in front of every frame, room for any header.
-        ByteBuf framed = (ByteBuf) WireFraming.webSocketText(frame);
-        if (pending == null) {
-            pending = ctx.alloc().buffer(Math.max(PENDING_INITIAL_BYTES, framed.readableBytes()));
-        }
-        pending.writeBytes(framed);
+        pending.add((ByteBuf) WireFraming.webSocketText(frame));
     }
 
     /** Hands the pending frames to the channel, unflushed. */
     private void writePending() {
-        ByteBuf frames = pending;
+        ByteBuf frames = pending.take();
         if (frames != null) {
-            pending = null;
             ctx.write(frames, ctx.voidPromise());
         }
     }
@@ -341,20 +315,6 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
     private void flushFrames() {
         writePending();
         ctx.flush();
-    }
-
-    /** The thread's frame buffer that is not the frame held back ({@link NettyFrameWriter.Buffers}). */
-    private ByteBuf scratch(int capacity) {
-        ByteBuf[] pair = SCRATCH.get();
-        int i = pair[0] == lastOfEvent ? 1 : 0;
-        if (pair[i].capacity() > SCRATCH_KEPT_BYTES) {
-            pair[i] = newScratch();
-        }
-        return pair[i].clear().ensureWritable(capacity);
-    }
-
-    private static ByteBuf newScratch() {
-        return new UnpooledHeapByteBuf(UnpooledByteBufAllocator.DEFAULT, 1024, Integer.MAX_VALUE);
     }
 
     /**
@@ -439,7 +399,6 @@ public final class WebSocketConnection extends SimpleChannelInboundHandler<WebSo
         outbox.close();
         if (pending != null) {
             pending.release();
-            pending = null;
         }
         if (session != null) {
             metrics.closed(adapter.id(), "websocket", closeCode == null ? "client" : closeCode);

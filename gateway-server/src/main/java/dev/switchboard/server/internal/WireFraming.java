@@ -7,10 +7,9 @@ import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 /**
  * The transports' framing put in front of a frame in the room its writer left
  * ({@link NettyFrameWriter}'s headroom): no frame object and no copy from Netty's encoders, which
- * pass a plain buffer through as it is. An SSE event leaves as the one buffer it was written into;
- * a WebSocket frame, framed, is copied into its connection's buffer for the drain, which leaves
- * whole ({@link WebSocketConnection}). Frames of most events are small and many, so this is
- * per-frame work saved on the event loops.
+ * pass a plain buffer through as it is. A frame, framed, is copied into its connection's buffer
+ * for the drain, which leaves whole ({@link PendingFrames}). Frames of most events are small and
+ * many, so this is per-frame work saved on the event loops.
  */
 final class WireFraming {
     /** The most a server's WebSocket frame header takes (no mask): 2 bytes and an 8-byte length. */
