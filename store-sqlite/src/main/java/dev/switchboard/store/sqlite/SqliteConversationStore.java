@@ -770,7 +770,7 @@ public final class SqliteConversationStore implements ConversationStore {
      */
     private void stageEvents(StoreBatch batch) throws SQLException {
         List<Envelope> events = batch.events();
-        int[] next = nextInGroup.length >= events.size() ? nextInGroup : new int[events.size()];
+        int[] next = nextInGroup.length >= events.size() ? nextInGroup : grown(nextInGroup, events.size());
         if (next.length <= MAX_BATCH_SCRATCH) {
             nextInGroup = next;
         }
@@ -801,7 +801,7 @@ public final class SqliteConversationStore implements ConversationStore {
      * the next group's.
      */
     private int[] inSeqOrder(EventGroup g, int[] next, List<Envelope> events) {
-        int[] order = groupOrder.length >= g.size ? groupOrder : new int[g.size];
+        int[] order = groupOrder.length >= g.size ? groupOrder : grown(groupOrder, g.size);
         if (order.length <= MAX_BATCH_SCRATCH) {
             groupOrder = order;
         }
@@ -821,6 +821,14 @@ public final class SqliteConversationStore implements ConversationStore {
             }
         }
         return order;
+    }
+
+    /**
+     * An array for at least {@code needed} indexes in place of {@code scratch}: twice as large (so
+     * batches that grow a little at a time do not make an array each), up to what is kept.
+     */
+    private static int[] grown(int[] scratch, int needed) {
+        return new int[Math.max(needed, Math.min(2 * scratch.length, MAX_BATCH_SCRATCH))];
     }
 
     /**
