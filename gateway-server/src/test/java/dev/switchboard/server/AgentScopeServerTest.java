@@ -101,6 +101,8 @@ class AgentScopeServerTest {
 
         assertThat(text(events)).contains("chilled food");
         assertThat(events.get(events.size() - 1).path("status").asText()).isEqualTo("completed");
+        // A client may see events before they are stored: wait for the store before reading it.
+        gateway.server().hub().flushed().get();
         assertThat(gateway.server().hub().store().messages(session).get(0)).satisfies(m -> {
             assertThat(m.role()).isEqualTo(Role.USER);
             assertThat(m.content()).isEqualTo("What are the storage rules?");
