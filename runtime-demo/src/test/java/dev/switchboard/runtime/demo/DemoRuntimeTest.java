@@ -58,6 +58,24 @@ class DemoRuntimeTest {
     }
 
     @Test
+    void benchmarkAnswersOfDifferentLengthsInTurnEachCompleteWithTheirOwnWholeText() {
+        try (DemoRuntime demo = new DemoRuntime(0)) {
+            for (int chunks : new int[] {3, 5, 3, 1}) {
+                RecordingRunContext ctx = new RecordingRunContext();
+                demo.start(asking("benchmark " + chunks), ctx);
+
+                assertThat(ctx.awaitEnd(WAIT)).isInstanceOf(Event.RunFinished.class);
+                List<Event> events = ctx.events();
+                assertThat(events).hasSize(chunks + 2);
+                assertThat(events.subList(1, chunks + 1)).allMatch(e -> e instanceof Event.TextDelta d
+                        && d.delta().equals(DemoRuntime.BENCHMARK_CHUNK));
+                assertThat(((Event.MessageCompleted) events.get(chunks + 1)).text()).as("%d chunks", chunks)
+                        .isEqualTo(DemoRuntime.BENCHMARK_CHUNK.repeat(chunks));
+            }
+        }
+    }
+
+    @Test
     void aRunThatPausesGoesOnOnTheSchedulerAfterItsFirstPause() {
         try (DemoRuntime demo = new DemoRuntime(300)) {
             RecordingRunContext ctx = new RecordingRunContext();

@@ -777,9 +777,10 @@ public final class SqliteConversationStore implements ConversationStore {
         try {
             for (int i = 0; i < events.size(); i++) {
                 next[i] = -1;
-                EventGroup g = groups.get(events.get(i).conversationId());
+                String conversationId = events.get(i).conversationId();
+                EventGroup g = groups.get(conversationId);
                 if (g == null) {
-                    groups.put(events.get(i).conversationId(), new EventGroup(i));
+                    groups.put(conversationId, new EventGroup(i));
                 } else {
                     next[g.last] = i;
                     g.last = i;
