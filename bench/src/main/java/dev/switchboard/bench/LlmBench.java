@@ -37,7 +37,7 @@ public final class LlmBench {
     public record Settings(int[] concurrency, int tokens, int minAnswers, int rounds, double pacedTokensPerSecond,
                            int pacedMinAnswers, int pacedRounds, Duration limit, List<String> serverJvmArgs) {
         public static Settings full(List<String> serverJvmArgs) {
-            return new Settings(new int[] {1, 100}, 200, 50, 2, 50, 4, 2, Duration.ofSeconds(90), serverJvmArgs);
+            return new Settings(new int[] {1, 100}, 200, 50, 2, 50, 4, 6, Duration.ofSeconds(90), serverJvmArgs);
         }
 
         public static Settings smoke(List<String> serverJvmArgs) {
@@ -206,14 +206,20 @@ public final class LlmBench {
         // start runs cold in the phase"). Short answers run them often at little cost first.
         model.script(WARM_RUN_TOKENS, 0);
         int perClient = warmRunStarts(settings) / most;
+        // Each of these answers on a new connection to the model: a measured point that follows a quiet
+        // spell opens one for each conversation, the model having closed those idle past its limit
+        // (bench/NOTES.md, "New connections to the model in the measured points").
+        model.closeAfterEachAnswer(true);
         for (LlmClient.Path path : LlmClient.Path.values()) {
+            int port = path == LlmClient.Path.DIRECT ? model.port() : gateway.port;
+            client.run(path, port, most, perClient, WARM_RUN_TOKENS, 0, Duration.ZERO, settings.limit());
             if (path != LlmClient.Path.DIRECT) {
-                client.run(path, gateway.port, most, perClient, WARM_RUN_TOKENS, 0, Duration.ZERO, settings.limit());
                 // And as the turns of conversations, whose starts take another way (their history in memory).
-                client.run(path, gateway.port, most, Math.min(perClient, WARM_FOLLOW_UPS), WARM_RUN_TOKENS, 0,
+                client.run(path, port, most, Math.min(perClient, WARM_FOLLOW_UPS), WARM_RUN_TOKENS, 0,
                         Duration.ZERO, settings.limit(), true);
             }
         }
+        model.closeAfterEachAnswer(false);
         for (int i = 1; i <= MAX_WARM_RUNS; i++) {
             double cpu = 0;
             double jit = 0;

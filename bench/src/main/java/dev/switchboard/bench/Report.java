@@ -422,9 +422,11 @@ public final class Report {
                 + "after a first turn that is not counted: the direct client sends the conversation so far with each "
                 + "request, the AG-UI client too (its `messages`), the HAI client its new message, and the gateway "
                 + "sends the model the history it holds. Every path is "
-                + "warmed up first at %d conversations, the gateway's paths first with up to %d answers of %d "
-                + "tokens each, and %d follow-ups of as many tokens a conversation (a run's start and end run once "
-                + "an answer; a gateway that has served a while has them compiled).", s.tokens(), s.minAnswers(),
+                + "warmed up first at %d conversations, every path first with up to %d answers of %d "
+                + "tokens each, and the gateway's with %d follow-ups of as many tokens a conversation, each of these "
+                + "answers on a new connection to the model (a run's start and end run once an answer, and a "
+                + "measured point after a quiet spell connects anew for each conversation, the model having closed "
+                + "its idle connections; a gateway that has served a while has all of it compiled).", s.tokens(), s.minAnswers(),
                 s.rounds(), s.pacedTokensPerSecond(), s.pacedMinAnswers(), s.pacedRounds(), s.maxConcurrency(),
                 s.maxConcurrency(), LlmBench.warmRunStarts(s), LlmBench.WARM_RUN_TOKENS, LlmBench.WARM_FOLLOW_UPS));
         line();

@@ -39,6 +39,8 @@ public final class ScriptedModel implements AutoCloseable {
     private final ExecutorService executor;
     private volatile int tokens;
     private volatile long gapNanos;
+    /** Whether each answer ends its connection ({@code Connection: close}), as a server with a short keep-alive does. */
+    private volatile boolean closeEach;
     /** The body of the last request it was sent. */
     private volatile String lastRequest;
 
@@ -86,6 +88,15 @@ public final class ScriptedModel implements AutoCloseable {
         return i == from || i >= text.length() || text.charAt(i) != ' ' ? -1 : v;
     }
 
+    /**
+     * Whether from now on each answer closes its connection, so that its reader connects anew for
+     * the next, as it does to a model server that drops idle connections soon (and as every
+     * client does after a pause longer than the JDK server's idle limit, 30 s unless set).
+     */
+    public void closeAfterEachAnswer(boolean close) {
+        this.closeEach = close;
+    }
+
     /** Answers from now on with {@code tokens} tokens at {@code tokensPerSecond} (0: as fast as it can). */
     public void script(int tokens, double tokensPerSecond) {
         this.tokens = tokens;
@@ -122,6 +133,9 @@ public final class ScriptedModel implements AutoCloseable {
             long gap = gapNanos;
             ex.getResponseHeaders().set("Content-Type", "text/event-stream");
             ex.getResponseHeaders().set("Cache-Control", "no-cache");
+            if (closeEach) {
+                ex.getResponseHeaders().set("Connection", "close");
+            }
             ex.sendResponseHeaders(200, 0);
             OutputStream out = ex.getResponseBody();
             write(out, ROLE);

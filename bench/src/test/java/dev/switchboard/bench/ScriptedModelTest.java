@@ -4,10 +4,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.switchboard.core.Json;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -64,6 +70,50 @@ class ScriptedModelTest {
             assertThat(usage.at("/usage/total_tokens").asInt())
                     .isEqualTo(usage.at("/usage/prompt_tokens").asInt() + 200);
             assertThat(data.get(203)).isEqualTo("[DONE]");
+        }
+    }
+
+    /** One request on a raw connection; its whole response, read up to the chunked body's end. */
+    private static String exchange(Socket socket) throws IOException {
+        byte[] body = REQUEST.getBytes(StandardCharsets.UTF_8);
+        OutputStream out = socket.getOutputStream();
+        out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(body);
+        out.flush();
+        InputStream in = socket.getInputStream();
+        ByteArrayOutputStream read = new ByteArrayOutputStream();
+        while (!read.toString(StandardCharsets.US_ASCII).endsWith("\r\n0\r\n\r\n")) {
+            int b = in.read();
+            assertThat(b).as("the response ended early: %s", read).isNotNegative();
+            read.write(b);
+        }
+        return read.toString(StandardCharsets.US_ASCII);
+    }
+
+    @Test
+    void closesEachAnswersConnectionOnlyWhileToldTo() throws Exception {
+        try (ScriptedModel model = ScriptedModel.start(3)) {
+            try (Socket socket = new Socket("127.0.0.1", model.port())) {
+                socket.setSoTimeout(10_000);
+                assertThat(exchange(socket)).startsWith("HTTP/1.1 200").doesNotContainIgnoringCase("connection: close");
+                // Kept alive: the same connection answers again.
+                assertThat(exchange(socket)).startsWith("HTTP/1.1 200");
+            }
+
+            model.closeAfterEachAnswer(true);
+            try (Socket socket = new Socket("127.0.0.1", model.port())) {
+                socket.setSoTimeout(10_000);
+                assertThat(exchange(socket)).startsWith("HTTP/1.1 200").containsIgnoringCase("connection: close");
+                assertThat(socket.getInputStream().read()).as("the server closed the connection").isEqualTo(-1);
+            }
+
+            model.closeAfterEachAnswer(false);
+            try (Socket socket = new Socket("127.0.0.1", model.port())) {
+                socket.setSoTimeout(10_000);
+                exchange(socket);
+                assertThat(exchange(socket)).startsWith("HTTP/1.1 200");
+            }
         }
     }
 
