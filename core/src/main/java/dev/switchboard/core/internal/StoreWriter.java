@@ -61,10 +61,15 @@ public final class StoreWriter {
      * queued): the writes that come meanwhile wait, asleep, and commit together. A hundred LLM answers
      * streaming at 50 tokens a second each gave the writer a few tokens a commit, and every commit
      * writes whole pages to the log and takes the file's locks; the writer was then over a third of
-     * the gateway's CPU, some 57 µs a token. A write after a quiet spell still commits at once, and
-     * an action (someone waits for what is queued to be stored) wakes the writer.
+     * the gateway's CPU, some 57 µs a token. At 5 ms a commit still carried about one token of each
+     * conversation it touched, a row each, and the writer took a fifth of the gateway's CPU (some
+     * 17 µs a token); at 50 ms a conversation's tokens of a commit share its row, and the gateway's
+     * CPU a token fell from 54-74 to 43-49 µs, with the time to first token's tail of the other
+     * conversations, which wait for a core less (bench/NOTES.md). Clients do not wait for it, as
+     * for {@link #LINGER_NANOS}. A write after a quiet spell still commits at once, and an action
+     * (someone waits for what is queued to be stored) wakes the writer.
      */
-    private static final long SPACING_NANOS = 5_000_000;
+    private static final long SPACING_NANOS = 50_000_000;
     /** A write that takes longer than this is logged (at INFO: a busy database, not a fault). */
     private static final long SLOW_WRITE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fence of a write that carries none (see {@link Sink#batch}). */
