@@ -16,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -146,6 +147,10 @@ class CrashRecoveryTest {
             c.ask(conversation, "hello").untilCompleted();
             c.ask(conversation, "slow please");
             List<JsonNode> frames = new ArrayList<>(c.until(f -> f.path("content").asText().startsWith("chunk 2 ")));
+            // The store writes behind the stream: the run's start must be stored for recovery to find the run.
+            long runFirstSeq = frames.stream().filter(f -> f.has("seq")).mapToLong(f -> f.path("seq").asLong()).min()
+                    .orElseThrow();
+            awaitStoredUpTo(s, conversation, runFirstSeq);
             s.execute("BEGIN IMMEDIATE");
             // Chunks from here on reach the client while the store writer waits for the lock.
             frames.addAll(c.until(f -> f.path("content").asText().startsWith("chunk 8 ")));
@@ -206,6 +211,21 @@ class CrashRecoveryTest {
         java.nio.file.Files.createDirectories(data);
         return ChildGateway.start(data, ChildGateway.freePort(), dir.resolve("child.log"), List.of(),
                 "--demo-delay-ms", "50");
+    }
+
+    /** Waits (5 s at most) until the store file, read through {@code s}, holds the conversation's events up to {@code seq}. */
+    private static void awaitStoredUpTo(Statement s, String conversation, long seq) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (true) {
+            try (ResultSet rs = s.executeQuery("SELECT IFNULL(MAX(IFNULL(e.last_seq, e.seq)), 0) FROM events e"
+                    + " JOIN conversations c ON e.conversation_key = c.key WHERE c.id = '" + conversation + "'")) {
+                if (rs.next() && rs.getLong(1) >= seq) {
+                    return;
+                }
+            }
+            assertThat(System.nanoTime()).as("the store holds seq %d of %s", seq, conversation).isLessThan(deadline);
+            Thread.sleep(10);
+        }
     }
 
     /** The conversation's stored events once crash recovery has stored the interrupted run's failure. */
