@@ -208,7 +208,7 @@ public final class LlmBench {
         int perClient = warmRunStarts(settings) / most;
         // Each of these answers on a new connection to the model: a measured point that follows a quiet
         // spell opens one for each conversation, the model having closed those idle past its limit
-        // (bench/NOTES.md, "New connections to the model in the measured points").
+        // (bench/NOTES.md, "What a new conversation's first token waits for").
         model.closeAfterEachAnswer(true);
         for (LlmClient.Path path : LlmClient.Path.values()) {
             int port = path == LlmClient.Path.DIRECT ? model.port() : gateway.port;

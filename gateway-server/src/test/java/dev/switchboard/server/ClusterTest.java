@@ -469,7 +469,10 @@ class ClusterTest {
         ChildGateway doomed = node("doomed");
         String s = session();
         try (WsClient watcher = WsClient.connect(a.port, "/ws")) {
-            watcher.ask(s, "hello").untilCompleted();
+            List<Long> hello = haiSeqs(watcher.ask(s, "hello").untilCompleted());
+            // The store writes behind the stream, and a writer lets the conversation go once its run is
+            // stored: the first run must be stored before the table is locked, or no other node may run.
+            awaitStored(s, hello.get(hello.size() - 1));
             List<JsonNode> seen = new ArrayList<>();
             // The table locked, the killed node cannot store what it shows: the node that takes over must.
             try (Connection db = postgres.connect(storeUrl); WsClient runner = WsClient.connect(doomed.port, "/ws")) {

@@ -16,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -150,7 +151,7 @@ class CrashRecoveryTest {
             // The store writes behind the stream: the run's start must be stored for recovery to find the run.
             long runFirstSeq = frames.stream().filter(f -> f.has("seq")).mapToLong(f -> f.path("seq").asLong()).min()
                     .orElseThrow();
-            awaitStoredUpTo(s, conversation, runFirstSeq);
+            awaitStoredUpTo(hold, conversation, runFirstSeq);
             s.execute("BEGIN IMMEDIATE");
             // Chunks from here on reach the client while the store writer waits for the lock.
             frames.addAll(c.until(f -> f.path("content").asText().startsWith("chunk 8 ")));
@@ -213,18 +214,21 @@ class CrashRecoveryTest {
                 "--demo-delay-ms", "50");
     }
 
-    /** Waits (5 s at most) until the store file, read through {@code s}, holds the conversation's events up to {@code seq}. */
-    private static void awaitStoredUpTo(Statement s, String conversation, long seq) throws Exception {
+    /** Waits (5 s at most) until the store file, read through {@code db}, holds the conversation's events up to {@code seq}. */
+    private static void awaitStoredUpTo(Connection db, String conversation, long seq) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (true) {
-            try (ResultSet rs = s.executeQuery("SELECT IFNULL(MAX(IFNULL(e.last_seq, e.seq)), 0) FROM events e"
-                    + " JOIN conversations c ON e.conversation_key = c.key WHERE c.id = '" + conversation + "'")) {
-                if (rs.next() && rs.getLong(1) >= seq) {
-                    return;
+        try (PreparedStatement stored = db.prepareStatement("SELECT IFNULL(MAX(IFNULL(e.last_seq, e.seq)), 0)"
+                + " FROM events e JOIN conversations c ON e.conversation_key = c.key WHERE c.id = ?")) {
+            stored.setString(1, conversation);
+            while (true) {
+                try (ResultSet rs = stored.executeQuery()) {
+                    if (rs.next() && rs.getLong(1) >= seq) {
+                        return;
+                    }
                 }
+                assertThat(System.nanoTime()).as("the store holds seq %d of %s", seq, conversation).isLessThan(deadline);
+                Thread.sleep(10);
             }
-            assertThat(System.nanoTime()).as("the store holds seq %d of %s", seq, conversation).isLessThan(deadline);
-            Thread.sleep(10);
         }
     }
 

@@ -260,7 +260,8 @@ public class SqliteStoreBenchmark {
         return String.format("%08x-5a1e-4c0d-9b7e-%012x", c, 31L * c + 7);
     }
 
-    private static void delete(Path dir) {
+    /** Deletes a benchmark's store directory and everything in it. */
+    static void delete(Path dir) {
         try (Stream<Path> files = Files.walk(dir)) {
             for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(p);
