@@ -16,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -67,6 +68,10 @@ final class LlmClient {
             + "\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\"" + PROMPT
             + "\"}]}";
     private static final long MAX_NANOS = TimeUnit.MINUTES.toNanos(10);
+    /** Failed answers of a point whose reason is logged. */
+    private static final int FAILURES_LOGGED = 5;
+    /** Lines of a streamed answer kept to show when it fails. */
+    private static final int LINES_KEPT = 16;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(30)).build();
@@ -87,7 +92,7 @@ final class LlmClient {
      */
     Result run(Path path, int port, int clients, int answersPerClient, int tokens, double tokensPerSecond,
                Duration stagger, Duration limit, boolean followUps) throws InterruptedException {
-        Measurement m = new Measurement(tokens);
+        Measurement m = new Measurement(path, tokens);
         List<Connection> connections = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
             Connection c = switch (path) {
@@ -156,6 +161,7 @@ final class LlmClient {
     /** Counters and histograms shared by the connections of one point. */
     private static final class Measurement {
         final int tokens;
+        final Path path;
         final AtomicLong answers = new AtomicLong();
         final AtomicLong tokensReceived = new AtomicLong();
         final AtomicLong errors = new AtomicLong();
@@ -163,7 +169,8 @@ final class LlmClient {
         final Histogram perToken = new SynchronizedHistogram(MAX_NANOS, 3);
         volatile boolean stopped;
 
-        Measurement(int tokens) {
+        Measurement(Path path, int tokens) {
+            this.path = path;
             this.tokens = tokens;
         }
     }
@@ -186,6 +193,10 @@ final class LlmClient {
         long sentAt;
         int tokens;
         volatile boolean failed;
+        /** Why it failed, for the log: the first reason noted. */
+        volatile String why;
+        /** The first lines of its stream (of an SSE path), shown when it fails. */
+        final List<String> lines = Collections.synchronizedList(new ArrayList<>(LINES_KEPT));
 
         Answer(Measurement m, boolean counted, boolean keepText) {
             this.m = m;
@@ -213,11 +224,26 @@ final class LlmClient {
             }
         }
 
-        /** Counts the answer; its tokens count in any case, as the gateway's CPU time over the point does. */
+        /** Marks it failed, noting why (the first reason stands). */
+        void fail(String reason) {
+            if (why == null) {
+                why = reason;
+            }
+            failed = true;
+        }
+
+        /**
+         * Counts the answer; its tokens count in any case, as the gateway's CPU time over the point
+         * does. The first few failures of a point are logged with their reason.
+         */
         void end(boolean ok) {
             m.tokensReceived.addAndGet(tokens);
             if (!ok || failed || tokens != m.tokens) {
-                m.errors.incrementAndGet();
+                if (m.errors.incrementAndGet() <= FAILURES_LOGGED) {
+                    System.err.printf("llm %s answer failed: %s; %d of %d tokens came%s%n", m.path.id,
+                            why != null ? why : ok ? "its stream ended" : "it did not end", tokens, m.tokens,
+                            lines.isEmpty() ? "" : "; its first lines " + lines);
+                }
             } else if (counted) {
                 m.answers.incrementAndGet();
             }
@@ -262,8 +288,10 @@ final class LlmClient {
                     .build();
             http.sendAsync(req, HttpResponse.BodyHandlers.fromLineSubscriber(new Lines(a)))
                     .whenComplete((res, e) -> {
-                        if (e != null || res.statusCode() != 200) {
-                            a.failed = true;
+                        if (e != null) {
+                            a.fail("the request failed: " + e);
+                        } else if (res.statusCode() != 200) {
+                            a.fail("HTTP status " + res.statusCode());
                         }
                         a.done.complete(null);
                     });
@@ -287,14 +315,20 @@ final class LlmClient {
             @Override
             public void onNext(String line) {
                 long arrival = ScriptedModel.now();
+                if (a.lines.size() < LINES_KEPT) {
+                    a.lines.add(line);
+                }
                 if (line.startsWith("data:")) {
                     a.text(line, token(line), arrival);
+                    if (line.contains("\"type\":\"RUN_ERROR\"")) {
+                        a.fail("the run failed: " + line);
+                    }
                 }
             }
 
             @Override
             public void onError(Throwable e) {
-                a.failed = true;
+                a.fail("reading the stream failed: " + e);
             }
 
             @Override
@@ -400,7 +434,7 @@ final class LlmClient {
         void ask(Answer a) {
             String session = conversation == null ? UUID.randomUUID().toString() : sessionId;
             ws.sendText(Dialect.HAI_WS.request(session, null, null, PROMPT), true).exceptionally(e -> {
-                a.failed = true;
+                a.fail("sending the request failed: " + e);
                 a.done.complete(null);
                 return null;
             });
@@ -420,7 +454,7 @@ final class LlmClient {
                 if (type >= 0) {
                     a.text(frame, after(frame, type, "\"content\":\""), arrival);
                 } else if (frame.indexOf("\"type\":\"error\"") >= 0) {
-                    a.failed = true;
+                    a.fail("an error frame: " + frame);
                 } else if (frame.indexOf("\"status\":\"completed\"") >= 0) {
                     a.done.complete(null);
                 }
@@ -433,7 +467,7 @@ final class LlmClient {
         public void onError(WebSocket w, Throwable error) {
             Answer a = current;
             if (a != null) {
-                a.failed = true;
+                a.fail("the WebSocket failed: " + error);
                 a.done.complete(null);
             }
         }

@@ -48,7 +48,9 @@ import java.util.function.LongSupplier;
  * the store up to the tail and the tail after it, under the lock, and misses nothing.
  *
  * <p>Cursors across a crash: before an event with a {@code seq} above the conversation's
- * reservation reaches anyone, the hub stores a new reservation, so after a {@code kill -9} the
+ * reservation reaches anyone, the hub stores a new reservation (on the emitting thread, or, for a
+ * run that starts on the thread that read its request, such as a new conversation's, on a worker
+ * while the run's events wait unseen), so after a {@code kill -9} the
  * conversation's next {@code seq} comes after every one a client may hold, and the events lost
  * with the crash leave a gap. A cursor that names no event (one in the gap) is answered with
  * everything from the start of the last run stored before it: a resync the client can splice in

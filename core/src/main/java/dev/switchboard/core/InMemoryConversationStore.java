@@ -37,6 +37,13 @@ public final class InMemoryConversationStore implements ConversationStore {
         return log == null || log.isEmpty() ? 0 : log.get(log.size() - 1).seq();
     }
 
+    /** From its maps: it holds everything in memory. */
+    @Override
+    public synchronized boolean surelyAbsent(String conversationId) {
+        return !conversations.containsKey(conversationId) && !reservations.containsKey(conversationId)
+                && !events.containsKey(conversationId);
+    }
+
     @Override
     public synchronized void write(StoreBatch batch) {
         for (ConversationRecord c : batch.conversations()) {

@@ -813,9 +813,9 @@ class ConversationHubTest {
         runtime.startsWithoutWaiting = true;
         RecordingSubscriber a = new RecordingSubscriber(Principal.of("alice"), true, 100);
         hub.submit(ask("here", "one"), a);
-        ManualRuntime.Started first = runtime.next();
-        assertThat(first.thread()).as("a conversation not in memory yet is read on a worker")
-                .isNotSameAs(Thread.currentThread());
+        ManualRuntime.Started first = runtime.runs.poll();
+        assertThat(first).as("a conversation the store surely lacks starts before submit returned").isNotNull();
+        assertThat(first.thread()).isSameAs(Thread.currentThread());
         first.ctx().finish();
         a.until(Event::terminal, WAIT);
 
@@ -846,6 +846,205 @@ class ConversationHubTest {
         hub.submit(ask("here", "mine now"), bob);
         assertThat(bob.nextError(WAIT).code()).as("another principal, in memory or not").isEqualTo(ErrorCode.FORBIDDEN);
         assertThat(runtime.runs).isEmpty();
+    }
+
+    @Test
+    void aNewConversationsRunStartsHereAndItsEventsWaitUnseenUntilAWorkerStoresTheirReservation() throws Exception {
+        hub.close();
+        runtime.startsWithoutWaiting = true;
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.CountDownLatch letReserve = new java.util.concurrent.CountDownLatch(1);
+        List<String> reservedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicInteger reservations = new AtomicInteger();
+        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
+                        reservedOn.add(Thread.currentThread().getName());
+                        assertThat(letReserve.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                        if (reservations.incrementAndGet() == 1) {
+                            throw new IllegalStateException("disk full (the first try)");
+                        }
+                    }
+                    try {
+                        return method.invoke(inner, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        RecordingSubscriber a = new RecordingSubscriber() {
+            @Override
+            public boolean deliver(Envelope e) {
+                assertThat(inner.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
+                        .isGreaterThanOrEqualTo(e.seq());
+                return super.deliver(e);
+            }
+        };
+        try (LogCapture logs = LogCapture.of(ConversationHub.class);
+             ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
+            own.submit(ask("brand-new", "one"), a);
+            ManualRuntime.Started run = runtime.runs.poll();
+            assertThat(run).as("started before submit returned").isNotNull();
+            assertThat(run.thread()).isSameAs(Thread.currentThread());
+            run.ctx().emit(new Event.TextDelta("m", "x"));
+            run.ctx().finish();
+            Thread.sleep(200);
+            assertThat(a.pending()).as("nothing shown before the reservation is stored").isEmpty();
+            assertThat(inner.events("brand-new", 0, 10)).as("nor stored").isEmpty();
+
+            letReserve.countDown();
+            List<Envelope> got = a.until(Event::terminal, WAIT);
+            assertThat(got).extracting(e -> e.event().kind()).containsExactly(Event.Kind.RUN_STARTED,
+                    Event.Kind.TEXT_DELTA, Event.Kind.RUN_FINISHED);
+            assertThat(got).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
+            assertThat(reservations).as("a failed reservation is tried again").hasValue(2);
+            assertThat(reservedOn).allMatch(name -> name.startsWith("switchboard-hub"));
+            assertThat(logs.messages(Level.ERROR)).anyMatch(m -> m.contains("brand-new"));
+            own.flushed().get(5, TimeUnit.SECONDS);
+            assertThat(inner.events("brand-new", 0, 10)).isEqualTo(got);
+
+            RecordingSubscriber b = new RecordingSubscriber();
+            own.submit(ask("brand-new", "two"), b);
+            ManualRuntime.Started second = runtime.runs.poll();
+            assertThat(second).as("its reservation has room: started here, shown at once").isNotNull();
+            second.ctx().finish();
+            assertThat(b.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(4L, 5L);
+            assertThat(reservations).as("no other reservation").hasValue(2);
+        }
+    }
+
+    @Test
+    void eventsWithinTheReservationOnItsWayAreShownOnceItIsStoredAndThoseAfterInOrder() throws Exception {
+        hub.close();
+        runtime.startsWithoutWaiting = true;
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.Semaphore writes = new java.util.concurrent.Semaphore(0);
+        AtomicInteger reservations = new AtomicInteger();
+        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
+                        reservations.incrementAndGet();
+                        assertThat(writes.tryAcquire(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                    }
+                    try {
+                        return method.invoke(inner, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        RecordingSubscriber a = new RecordingSubscriber();
+        try (ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
+            own.submit(ask("steady", "one"), a);
+            ManualRuntime.Started run = runtime.runs.poll();
+            assertThat(run).isNotNull();
+            for (int i = 0; i < 3; i++) {
+                run.ctx().emit(new Event.TextDelta("m", "x"));
+            }
+            writes.release();
+            List<Envelope> shown = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                shown.add(a.next(WAIT));
+            }
+            assertThat(shown).extracting(Envelope::seq).containsExactly(1L, 2L, 3L, 4L);
+            run.ctx().emit(new Event.TextDelta("m", "y"));
+            run.ctx().finish();
+            assertThat(a.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(5L, 6L);
+            assertThat(reservations).as("one reservation covers them all").hasValue(1);
+            // The clean stop gives back the seqs not used.
+            writes.release(1_000);
+        }
+    }
+
+    @Test
+    void eventsPastTheReservationOnItsWayWaitForTheNextAndArriveOnceInOrder() throws Exception {
+        // The run passed the reservation on its way before it was stored: a second one follows,
+        // stored while the run goes on.
+        runAcrossAReservationOnItsWay(65_536 + 5);
+    }
+
+    /**
+     * A new conversation's run emits {@code 65,546} deltas; the reservation its start sent a worker
+     * to store is let through once {@code releaseAt} of them are emitted.
+     */
+    private void runAcrossAReservationOnItsWay(int releaseAt) throws Exception {
+        hub.close();
+        runtime.startsWithoutWaiting = true;
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.CountDownLatch letReserve = new java.util.concurrent.CountDownLatch(1);
+        List<Long> reservedUpTo = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
+                        assertThat(letReserve.await(WAIT.toMillis() * 6, TimeUnit.MILLISECONDS)).isTrue();
+                        reservedUpTo.add(((StoreBatch) args[0]).reservations().get(0).upTo());
+                    }
+                    try {
+                        return method.invoke(inner, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        int deltas = 65_536 + 10;
+        RecordingSubscriber a = new RecordingSubscriber(Principal.of("alice"), true, deltas + 10) {
+            @Override
+            public boolean deliver(Envelope e) {
+                assertThat(inner.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
+                        .isGreaterThanOrEqualTo(e.seq());
+                return super.deliver(e);
+            }
+        };
+        try (ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
+            own.submit(ask("long", "one"), a);
+            ManualRuntime.Started run = runtime.runs.poll();
+            assertThat(run).isNotNull();
+            Thread emitting = new Thread(() -> {
+                for (int i = 0; i < deltas; i++) {
+                    if (i == releaseAt) {
+                        letReserve.countDown();
+                    }
+                    run.ctx().emit(new Event.TextDelta("m", "x"));
+                }
+                run.ctx().finish();
+            });
+            emitting.start();
+            List<Envelope> got = a.until(Event::terminal, Duration.ofSeconds(30));
+            emitting.join();
+            assertThat(got).hasSize(deltas + 2);
+            for (int i = 0; i < got.size(); i++) {
+                assertThat(got.get(i).seq()).as("the " + i + "th event").isEqualTo(i + 1);
+            }
+            assertThat(reservedUpTo).isNotEmpty();
+            assertThat(reservedUpTo.get(reservedUpTo.size() - 1)).isGreaterThanOrEqualTo(deltas + 2);
+        }
+    }
+
+    @Test
+    void aRefusedStartOfANewConversationReservesNothing() throws Exception {
+        runtime.startsWithoutWaiting = true;
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("refused", "darn it"), a);
+        assertThat(a.nextError(WAIT).code()).isEqualTo(ErrorCode.MODERATION);
+        assertThat(runtime.runs).isEmpty();
+        hub.flushed().get(5, TimeUnit.SECONDS);
+        assertThat(store.lastSeq("refused")).isZero();
+        assertThat(store.surelyAbsent("refused")).isTrue();
+    }
+
+    @Test
+    void aConversationTheStoreHoldsButMemoryDoesNotStartsOnAWorker() throws Exception {
+        runtime.startsWithoutWaiting = true;
+        RecordingSubscriber a = new RecordingSubscriber();
+        hub.submit(ask("stored", "one"), a);
+        runtime.next().ctx().finish();
+        a.until(Event::terminal, WAIT);
+        hub.shutdown(Duration.ZERO).get(5, TimeUnit.SECONDS);
+        assertThat(store.surelyAbsent("stored")).isFalse();
+        hub = ConversationHub.builder().store(store).runtime(runtime).build();
+        RecordingSubscriber b = new RecordingSubscriber();
+        hub.submit(ask("stored", "two"), b);
+        ManualRuntime.Started second = runtime.next();
+        assertThat(second.thread()).as("its state is read from the store").isNotSameAs(Thread.currentThread());
+        second.ctx().finish();
+        assertThat(b.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(3L, 4L);
     }
 
     @Test

@@ -148,6 +148,41 @@ class OpenAiRuntimeServerTest {
                 [{"model":"scripted-model","inputTokens":42,"outputTokens":2,"totalTokens":44}]"""));
     }
 
+    @Test
+    void manyNewConversationsAtOnceEachGetTheirWholeAnswerInOrderOverSse() throws Exception {
+        int clients = 16;
+        int runsEach = 8;
+        for (int i = 0; i < clients * runsEach; i++) {
+            llm.then(ScriptedOpenAi.text("Keep ", "it ", "cold."));
+        }
+        // One client address starts them all: no limit of runs a minute.
+        int port = gateway(Map.of("rate-limit-runs-per-minute", 0)).port();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(clients);
+        try {
+            List<java.util.concurrent.Future<List<List<JsonNode>>>> done = new java.util.ArrayList<>();
+            for (int c = 0; c < clients; c++) {
+                done.add(pool.submit(() -> {
+                    List<List<JsonNode>> answers = new java.util.ArrayList<>();
+                    for (int r = 0; r < runsEach; r++) {
+                        // Each a new conversation: its run starts on the event loop that read it.
+                        answers.add(AguiHttp.run(port, AguiHttp.input(UUID.randomUUID().toString(), "Cold?")));
+                    }
+                    return answers;
+                }));
+            }
+            for (var f : done) {
+                for (List<JsonNode> events : f.get(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                    assertThat(AguiHttp.types(events)).startsWith("RUN_STARTED", "TEXT_MESSAGE_START")
+                            .endsWith("TEXT_MESSAGE_END", "RUN_FINISHED");
+                    assertThat(AguiHttp.text(events)).isEqualTo("Keep it cold.");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(llm.requests).hasSize(clients * runsEach);
+    }
+
     /** A dialect that reports a run's token usage: how to run one message on it and read that usage. */
     enum UsageDialect {
         AGUI_SSE {

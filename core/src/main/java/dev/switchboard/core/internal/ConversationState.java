@@ -30,6 +30,17 @@ public final class ConversationState {
     boolean retired;
     /** The highest seq whose reservation is stored: events up to it may be shown before they are. */
     long reserved;
+    /**
+     * The seqs a worker is reserving for the conversation (see Emitter.reserveBehind), up to this
+     * one; 0 when no reservation is on its way. Events past {@link #reserved} wait in {@link #unreserved}
+     * meanwhile.
+     */
+    long reserving;
+    /**
+     * What waits for the reservation on its way, in order: events past {@link #reserved} and the
+     * writes for the store queued after the first of them. Null when nothing waits.
+     */
+    ArrayList<Object> unreserved;
     /** The highest seq this node emitted and stored. */
     long storedSeq;
     /** The seq of the conversation's newest RunStarted, when known (0: read the log). */
@@ -79,7 +90,7 @@ public final class ConversationState {
      * once {@link #messageIds} grew too long for memory (null before that, and after the filter is
      * full, or when this node does not know every id); see Emitter.knownMessageIds.
      */
-    MessageIdFilter messageIdFilter;
+    IdFilter messageIdFilter;
     /**
      * The conversation's whole history, oldest first, while memory holds it: its runtime reads the
      * history at every run's start, this node created the conversation and runs alone (as for

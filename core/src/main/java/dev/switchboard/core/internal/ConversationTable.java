@@ -117,14 +117,23 @@ public final class ConversationTable {
     }
 
     /**
-     * As {@link #access} of a conversation a run may create, when this node runs alone and has it in
-     * memory, and the subscriber may use it; else null, having done nothing (the caller takes the
-     * usual way, which reads the store or refuses the subscriber).
+     * As {@link #access} of a conversation a run may create, when this node runs alone, has it in
+     * memory or (made there now) the store surely lacks it ({@link ConversationStore#surelyAbsent}),
+     * and the subscriber may use it; else null, having read nothing (the caller takes the usual way,
+     * which reads the store or refuses the subscriber).
      */
     ConversationState accessInMemory(String id, Subscriber from) {
-        ConversationState c = cluster == null ? conversations.get(id) : null;
-        if (c == null) {
+        if (cluster != null) {
             return null;
+        }
+        ConversationState c = conversations.get(id);
+        if (c == null) {
+            if (!store.surelyAbsent(id)) {
+                return null;
+            }
+            ConversationState fresh = fresh(id, Optional.empty(), 0, List.of());
+            ConversationState prior = conversations.putIfAbsent(id, fresh);
+            c = prior != null ? prior : fresh;
         }
         synchronized (c) {
             if (c.retired || (c.persisted && !from.principal().mayUse(c.owner))) {
@@ -145,15 +154,7 @@ public final class ConversationTable {
         // In a cluster a reservation is no event: the conversation goes on from its last event.
         long lastSeq = cluster == null ? store.lastSeq(id) : store.lastEventSeq(id);
         List<ApprovalRecord> open = rec.isPresent() ? store.pendingApprovals(id) : List.of();
-        ConversationState fresh = new ConversationState(id, rec.map(ConversationRecord::owner).orElse(null),
-                rec.isPresent(), lastSeq, open, clock.getAsLong());
-        if (rec.isEmpty() && cluster == null && !store.shared()) {
-            // A conversation not stored yet has no history, and only this state will add to it.
-            fresh.messageIds = new MessageIdSet();
-            if (keepHistory) {
-                fresh.history = new ArrayList<>(2);
-            }
-        }
+        ConversationState fresh = fresh(id, rec, lastSeq, open);
         if (cluster != null) {
             if (rec.isPresent() && lastSeq > 0) {
                 runStoredUnfinished(fresh, lastSeq);
@@ -165,6 +166,21 @@ public final class ConversationTable {
             cluster.detach(fresh);
         }
         return prior != null ? prior : fresh;
+    }
+
+    /** A conversation's state as the store showed it ({@code rec} empty: not stored). */
+    private ConversationState fresh(String id, Optional<ConversationRecord> rec, long lastSeq,
+                                    List<ApprovalRecord> open) {
+        ConversationState fresh = new ConversationState(id, rec.map(ConversationRecord::owner).orElse(null),
+                rec.isPresent(), lastSeq, open, clock.getAsLong());
+        if (rec.isEmpty() && cluster == null && !store.shared()) {
+            // A conversation not stored yet has no history, and only this state will add to it.
+            fresh.messageIds = new MessageIdSet();
+            if (keepHistory) {
+                fresh.history = new ArrayList<>(2);
+            }
+        }
+        return fresh;
     }
 
     /**
@@ -254,7 +270,7 @@ public final class ConversationTable {
         conversations.values().removeIf(c -> {
             synchronized (c) {
                 if (c.active != null || !c.subscribers.isEmpty() || c.inFlight != 0 || c.pending != 0
-                        || c.lease != null || now - c.touched <= IDLE_EVICT_MS) {
+                        || c.lease != null || c.reserving != 0 || now - c.touched <= IDLE_EVICT_MS) {
                     shrinkTailLocked(c);
                     return false;
                 }

@@ -1,6 +1,7 @@
 package dev.switchboard.core.internal;
 
 import dev.switchboard.core.ConversationHub;
+import dev.switchboard.core.DeliveryBurst;
 import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.EventCodec;
@@ -55,6 +56,8 @@ public final class Emitter {
     static final int TO_STORE_HINT_MAX = 1024;
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
     static final long RESERVATION = 1 << 16;
+    /** The longest pause between tries of a reservation a worker stores (see {@link #reserveBehind}). */
+    static final long RESERVE_RETRY_MAX_MS = 5_000;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
     private static final int REMOTE_MESSAGES_KEPT = 200;
     /** A conversation's history message ids kept in memory at most (see ConversationState.messageIds). */
@@ -120,6 +123,16 @@ public final class Emitter {
      * prepared form: most deltas) is queued as its envelope alone, which saves an object an event.
      */
     private void queueLocked(ConversationState c, Object w) {
+        if (c.unreserved != null) {
+            // Behind events that wait for their seqs' reservation (see reserveBehind): in their order.
+            c.unreserved.add(w);
+            return;
+        }
+        enqueueLocked(c, w);
+    }
+
+    /** {@link #queueLocked}, behind nothing held. */
+    private void enqueueLocked(ConversationState c, Object w) {
         c.inFlight++;
         writer.added();
         if (c.toStore.isEmpty()) {
@@ -285,7 +298,7 @@ public final class Emitter {
             if (kept.add(messageId) && kept.size() > MESSAGE_IDS_KEPT) {
                 // A long history: its ids cost more memory than the store's index costs a run's start,
                 // but a filter of them still tells a new id from those that may be known.
-                c.messageIdFilter = MessageIdFilter.of(kept);
+                c.messageIdFilter = IdFilter.of(kept);
                 c.messageIds = null;
             }
         } else if (c.messageIdFilter != null && !c.messageIdFilter.add(messageId)) {
@@ -346,7 +359,7 @@ public final class Emitter {
                 }
             }
             // The filter holds an id from when its message is made, before it is stored.
-            MessageIdFilter filter = c.messageIdFilter;
+            IdFilter filter = c.messageIdFilter;
             return ids.stream()
                     .filter(id -> !known.contains(id) && (filter == null || filter.mightContain(id)))
                     .toList();
@@ -378,10 +391,18 @@ public final class Emitter {
     void emitLocked(ConversationState c, Run run, String runId, Event event, Runnable after) {
         long seq = c.lastSeq + 1;
         if (seq > c.reserved) {
-            // Stored before any client may see the seq: a restart after a crash starts above it.
-            long upTo = seq + RESERVATION - 1;
-            store.write(new StoreBatch().reserve(c.id, upTo));
-            c.reserved = upTo;
+            if (c.reserving != 0) {
+                // A worker is storing the reservation (reserveBehind): the event waits for it below,
+                // and for one more, after it, when it passes even that one.
+                if (seq > c.reserving) {
+                    c.reserving = seq + RESERVATION - 1;
+                }
+            } else {
+                // Stored before any client may see the seq: a restart after a crash starts above it.
+                long upTo = seq + RESERVATION - 1;
+                store.write(new StoreBatch().reserve(c.id, upTo));
+                c.reserved = upTo;
+            }
         }
         c.lastSeq = seq;
         Envelope env = new Envelope(c.id, runId, seq, clock.getAsLong(), event);
@@ -404,6 +425,33 @@ public final class Emitter {
         if (event.kind() == Event.Kind.RUN_STARTED) {
             c.newestRunStart = seq;
         }
+        long fence = fenceOf(c);
+        Object write = row == null && approval == null && prepared == null && fence == StoreWriter.UNFENCED ? env
+                : new Queued(fence, env, prepared, row, approval, null, null);
+        Runnable then = after == null ? null : LogContext.wrap(c.id, runId, after);
+        if (seq > c.reserved) {
+            // Its reservation is on its way: nobody sees it, and the store gets it, once that is stored.
+            if (c.unreserved == null) {
+                c.unreserved = new ArrayList<>();
+            }
+            c.unreserved.add(new Held(env, write, then));
+            return;
+        }
+        publishLocked(c, env, prepared, write, then);
+    }
+
+    /**
+     * An event that waits for its seq's reservation (see {@link #reserveBehind}), with its write for
+     * the store and what runs once every subscriber has it.
+     */
+    private record Held(Envelope env, Object write, Runnable after) {
+    }
+
+    /**
+     * Shows an event stamped and reserved: the conversation's tail, every subscriber, the cluster, the
+     * store writer's queue; then {@code after}, if any, on a worker. The caller holds the lock.
+     */
+    private void publishLocked(ConversationState c, Envelope env, Object prepared, Object write, Runnable after) {
         c.tail.addLast(env);
         if (c.tail.size() > ConversationState.TAIL_KEPT_IDLE) {
             // Its array grew, and keeps that size until it is replaced (see ConversationTable.evictIdle).
@@ -413,11 +461,87 @@ public final class Emitter {
         if (cluster != null) {
             cluster.publishLocked(c, env, (String) prepared);
         }
-        long fence = fenceOf(c);
-        queueLocked(c, row == null && approval == null && prepared == null && fence == StoreWriter.UNFENCED ? env
-                : new Queued(fence, env, prepared, row, approval, null, null));
+        enqueueLocked(c, write);
         if (after != null) {
-            workers.execute(LogContext.wrap(c.id, runId, after));
+            workers.execute(after);
+        }
+    }
+
+    /**
+     * Has a worker store the conversation's next reservation, which the caller marked on its way
+     * ({@link ConversationState#reserving}) under the conversation's lock: a run then starts on the
+     * thread that read its request, which must not wait for a store write, and its events wait in
+     * {@link ConversationState#unreserved} (stamped, unseen, unqueued for the store) until the reservation is
+     * stored, then reach everyone in order, in one burst. A failed write is tried again, at growing
+     * intervals up to {@value #RESERVE_RETRY_MAX_MS} ms, while the hub runs: until it is stored the
+     * events stay unseen, as a client must never see a seq that a crash could give again.
+     */
+    void reserveBehind(ConversationState c) {
+        workers.execute(LogContext.wrap(c.id, null, () -> reserveNow(c)));
+    }
+
+    private void reserveNow(ConversationState c) {
+        long pauseMs = 50;
+        while (true) {
+            long upTo;
+            synchronized (c) {
+                upTo = c.reserving;
+            }
+            try {
+                store.write(new StoreBatch().reserve(c.id, upTo));
+            } catch (RuntimeException e) {
+                log.error("could not store a seq reservation of conversation {}; its new events wait for it,"
+                        + " trying again in {} ms", c.id, pauseMs, e);
+                try {
+                    Thread.sleep(pauseMs);
+                } catch (InterruptedException stopping) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                pauseMs = Math.min(RESERVE_RETRY_MAX_MS, pauseMs * 2);
+                continue;
+            }
+            try (DeliveryBurst burst = DeliveryBurst.open()) {
+                synchronized (c) {
+                    c.reserved = Math.max(c.reserved, upTo);
+                    releaseHeldLocked(c);
+                    if (c.reserving == upTo) {
+                        c.reserving = 0;
+                        return;
+                    }
+                }
+            }
+            // Events past it came meanwhile (emitLocked moved the mark): reserve for them too.
+        }
+    }
+
+    /**
+     * Shows and queues, in order, what waited for a reservation now stored: every event up to
+     * {@link ConversationState#reserved} and the writes queued among them; the rest waits on, with
+     * every write queued after the first of it. The caller holds the lock.
+     */
+    private void releaseHeldLocked(ConversationState c) {
+        ArrayList<Object> held = c.unreserved;
+        if (held == null) {
+            return;
+        }
+        int i = 0;
+        for (; i < held.size(); i++) {
+            Object o = held.get(i);
+            if (o instanceof Held h) {
+                if (h.env.seq() > c.reserved) {
+                    break;
+                }
+                // Nothing is held in a cluster, so there is no prepared form to publish to it.
+                publishLocked(c, h.env, null, h.write, h.after);
+            } else {
+                enqueueLocked(c, o);
+            }
+        }
+        if (i == held.size()) {
+            c.unreserved = null;
+        } else {
+            held.subList(0, i).clear();
         }
     }
 

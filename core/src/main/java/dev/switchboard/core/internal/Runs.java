@@ -64,9 +64,9 @@ public final class Runs {
     final HubTraces traces;
     /**
      * Seqs a conversation must have reserved and unused for a run to start on the thread that
-     * received its request ({@link #startRunHere}): a new reservation is a store write, which that
-     * thread must not wait for, and a runtime that starts there plays little before its own threads
-     * go on (the demo: at most 256 steps).
+     * received its request ({@link #startRunHere}) with no reservation on the way: a runtime that
+     * starts there plays little before its own threads go on (the demo: at most 256 steps). With
+     * fewer, a worker stores the next reservation while the run starts, as for a new conversation.
      */
     private static final long SEQS_FOR_A_RUN_HERE = 4_096;
     /**
@@ -153,12 +153,16 @@ public final class Runs {
 
     /**
      * Starts the run here, on the thread that received its request, when nothing on the way waits:
-     * the node runs alone, the conversation is in memory, memory tells which of the request's
-     * messages are new, the conversation's reserved seqs and the store writer's queue have room for
-     * a run's events, and the runtime says its start waits on nothing. False, having done nothing,
+     * the node runs alone, the conversation is in memory or the store surely lacks it (a new one),
+     * memory tells which of the request's messages are new, the store writer's queue has room for a
+     * run's events, and the runtime says its start waits on nothing. False, having done nothing,
      * otherwise: the caller then hands the command to a worker ({@link #startRun(Command.StartRun, Subscriber)}).
      * A short run of a computing runtime is then played and written to its client by the thread
-     * that read its request, as a plain server would answer it.
+     * that read its request, as a plain server would answer it, and a model's request leaves from it.
+     *
+     * <p>When the conversation's reserved seqs run low (a new conversation has none), a worker
+     * stores the next reservation meanwhile ({@link Emitter#reserveBehind}): the run's events wait,
+     * unseen, until it is stored, which it mostly is before a model's first token comes back.
      */
     public boolean startRunHere(Command.StartRun cmd, Subscriber from) {
         if (cluster != null || shuttingDown || !emitter.hasRoom() || !runtime.startsWithoutWaiting(cmd.messages())) {
@@ -169,20 +173,47 @@ public final class Runs {
             return false;
         }
         List<InputMessage> fresh = newMessages(c, cmd.messages(), true);
+        if (fresh == null) {
+            return false;
+        }
+        long reserveUpTo = 0;
         synchronized (c) {
-            if (fresh == null || c.reserved - c.lastSeq < SEQS_FOR_A_RUN_HERE) {
-                return false;
+            if (c.reserving == 0 && c.reserved - c.lastSeq < SEQS_FOR_A_RUN_HERE) {
+                reserveUpTo = c.lastSeq + Emitter.RESERVATION;
+                c.reserving = reserveUpTo;
             }
         }
-        startRun(c, cmd, from, fresh);
+        boolean started = false;
+        try {
+            started = startRun(c, cmd, from, fresh);
+        } finally {
+            if (reserveUpTo != 0) {
+                reserveUnlessUnneeded(c, reserveUpTo, started);
+            }
+        }
         return true;
     }
 
-    private void startRun(ConversationState c, Command.StartRun cmd, Subscriber from, List<InputMessage> fresh) {
+    /**
+     * After a start here that marked a reservation on its way: has a worker store it, unless the run
+     * did not start and nothing waits for it (a refused start stores nothing).
+     */
+    private void reserveUnlessUnneeded(ConversationState c, long upTo, boolean started) {
+        synchronized (c) {
+            if (!started && c.unreserved == null && c.reserving == upTo) {
+                c.reserving = 0;
+                return;
+            }
+        }
+        emitter.reserveBehind(c);
+    }
+
+    /** Starts the run unless refused (the subscriber told why); true when it started. */
+    private boolean startRun(ConversationState c, Command.StartRun cmd, Subscriber from, List<InputMessage> fresh) {
         if (fresh.stream().noneMatch(m -> m.role() == Role.USER || m.role() == Role.TOOL)) {
             from.reject(GatewayError.field(ErrorCode.MISSING_FIELD, "messages",
                     "a run needs a new user message (or a tool result); every message given is already in the conversation"));
-            return;
+            return false;
         }
         for (InputMessage m : fresh) {
             if (m.role() == Role.USER) {
@@ -190,13 +221,13 @@ public final class Runs {
                 if (word.isPresent()) {
                     from.reject(new GatewayError(ErrorCode.MODERATION, "the message contains prohibited content",
                             Map.of("blocked_pattern", "profanity")));
-                    return;
+                    return false;
                 }
             }
         }
         Principal principal = from.principal();
         if (cluster != null && !holdForRun(c, from)) {
-            return;
+            return false;
         }
         boolean started = false;
         // The run's start and what its runtime plays at once reach its subscribers in one burst.
@@ -207,6 +238,7 @@ public final class Runs {
                 cluster.release(c);
             }
         }
+        return started;
     }
 
     /**

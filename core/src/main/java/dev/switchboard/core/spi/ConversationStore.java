@@ -31,6 +31,18 @@ public interface ConversationStore extends AutoCloseable {
     long lastEventSeq(String conversationId);
 
     /**
+     * True only when the store surely holds neither the conversation nor a seq reservation of it
+     * (see {@link StoreBatch.Reservation}), as of every write that returned before this call; false
+     * when it may hold either, or cannot tell. Answered from memory, without waiting on the store's
+     * files or connections: the hub asks it on the thread that read a run's request, to start a new
+     * conversation's run there (a filter of the ids stored, say). A {@link #shared} store, which
+     * other processes write, answers false. False by default.
+     */
+    default boolean surelyAbsent(String conversationId) {
+        return false;
+    }
+
+    /**
      * Whether several gateways may share this store at once (a database server, not a file one
      * process locks); a cluster needs such a store. False by default.
      */

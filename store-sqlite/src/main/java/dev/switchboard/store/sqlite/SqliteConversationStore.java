@@ -4,6 +4,7 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.EventCodec;
 import dev.switchboard.core.InputMessage;
+import dev.switchboard.core.internal.IdFilter;
 import dev.switchboard.core.spi.ApprovalRecord;
 import dev.switchboard.core.spi.ConversationRecord;
 import dev.switchboard.core.spi.ConversationStore;
@@ -370,6 +371,15 @@ public final class SqliteConversationStore implements ConversationStore {
                 reserved        INTEGER NOT NULL
             ) WITHOUT ROWID""";
 
+    /**
+     * Every conversation id the store holds a conversation or a seq reservation of (and some it
+     * does not: a Bloom filter), for {@link #surelyAbsent}: read from both files at open, and added
+     * to before each write that stores a new one commits. Null once it would outgrow its bound, and
+     * from then on no id is surely absent. Guarded by {@link #idsLock}.
+     */
+    private IdFilter storedIds;
+    private final Object idsLock = new Object();
+
     private final Path file;
     private final Connection writer;
     private final Connection reader;
@@ -508,6 +518,57 @@ public final class SqliteConversationStore implements ConversationStore {
         selectDocument = reader.prepareStatement("SELECT body FROM documents WHERE collection = ? AND id = ?");
         selectDocuments = reader.prepareStatement(
                 "SELECT body FROM documents WHERE collection = ? ORDER BY position");
+        storedIds = readStoredIds(reader, seqs);
+    }
+
+    /**
+     * A filter of every conversation id either file holds, with room for as many again before it
+     * adds a layer; null when there are too many for one.
+     */
+    private static IdFilter readStoredIds(Connection reader, Connection seqs) throws SQLException {
+        long count = firstLong(reader, "SELECT COUNT(*) FROM conversations")
+                + firstLong(seqs, "SELECT COUNT(*) FROM seq_reservations");
+        if (count > IdFilter.GROWING_MAX_IDS / 2) {
+            return null;
+        }
+        IdFilter ids = IdFilter.growing((int) Math.max(1024, 2 * count));
+        return addIds(reader, "SELECT id FROM conversations", ids)
+                && addIds(seqs, "SELECT conversation_id FROM seq_reservations", ids) ? ids : null;
+    }
+
+    private static long firstLong(Connection c, String query) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
+            return rs.next() ? rs.getLong(1) : 0;
+        }
+    }
+
+    /** Adds the ids the query reads to the filter; false when it took no more. */
+    private static boolean addIds(Connection c, String query, IdFilter ids) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
+            while (rs.next()) {
+                if (!ids.add(rs.getString(1))) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Notes a conversation id a write is about to store, before it commits (see {@link #storedIds}). */
+    private void noteStored(String conversationId) {
+        synchronized (idsLock) {
+            if (storedIds != null && !storedIds.add(conversationId)) {
+                storedIds = null;
+            }
+        }
+    }
+
+    /** From a filter of the ids stored, read at open and kept in step by every write (see {@link #storedIds}). */
+    @Override
+    public boolean surelyAbsent(String conversationId) {
+        synchronized (idsLock) {
+            return !closed && storedIds != null && !storedIds.mightContain(conversationId);
+        }
     }
 
     /**
@@ -727,6 +788,7 @@ public final class SqliteConversationStore implements ConversationStore {
 
     private void stage(StoreBatch batch) throws SQLException {
         for (ConversationRecord c : batch.conversations()) {
+            noteStored(c.id());
             insertConversation.setString(1, c.id());
             insertConversation.setString(2, c.owner());
             insertConversation.setLong(3, c.createdAt());
@@ -1015,6 +1077,7 @@ public final class SqliteConversationStore implements ConversationStore {
             requireOpen();
             try {
                 for (StoreBatch.Reservation r : reservations) {
+                    noteStored(r.conversationId());
                     upsertReservation.setString(1, r.conversationId());
                     upsertReservation.setLong(2, r.upTo());
                     upsertReservation.addBatch();

@@ -25,6 +25,11 @@ class SqliteConversationStoreTest extends ConversationStoreContract {
     }
 
     @Override
+    protected boolean tellsNewConversations() {
+        return true;
+    }
+
+    @Override
     protected Set<Event.Kind> kindsNotPrepared() {
         return EnumSet.of(Event.Kind.TEXT_DELTA, Event.Kind.REASONING_DELTA, Event.Kind.TOOL_CALL_ARGS);
     }

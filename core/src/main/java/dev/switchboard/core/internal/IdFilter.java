@@ -3,22 +3,28 @@ package dev.switchboard.core.internal;
 import java.util.Arrays;
 
 /**
- * Every history message id of a conversation whose history outgrew a {@link MessageIdSet}, as a
- * Bloom filter over the same fingerprints: an id it does not hold is surely not in the history,
- * one it holds may not be (a few in a thousand at most). A run's start then asks the store only
- * about the ids the client sent that may be known: a client that sends its new message alone (the
- * load generator, HAI) makes no store query at all, and one that sends the whole history again
- * (AG-UI) still finds the resent ids there.
+ * A set of ids as a Bloom filter over {@link MessageIdSet}'s fingerprints: an id it does not hold
+ * was surely never added, one it holds may not have been (a few in a thousand at most).
+ *
+ * <p>A conversation keeps one of its history's message ids once they outgrow a {@link MessageIdSet}
+ * ({@link #of}): a run's start then asks the store only about the ids the client sent that may be
+ * known, so a client that sends its new message alone (the load generator, HAI) makes no store
+ * query at all, and one that sends the whole history again (AG-UI) still finds the resent ids there.
+ * A store keeps one of the conversation ids it holds ({@link #growing}), to tell a new conversation
+ * without reading its files (see ConversationStore.surelyAbsent).
  *
  * <p>It grows in layers: each takes twice the ids of the one before, at 16 bits an id (some 0.06%
- * false positives once full), and ids go to the newest; an id is held when any layer holds it. It
- * starts at 2 KiB for 1,024 ids, where the set it replaces held 32 KiB. Past {@link #MAX_IDS} it
- * refuses more ({@link #add} answers false) and the conversation drops it for the store's index,
- * so it never holds more than 62 KiB. Not thread-safe: guarded by the conversation's lock.
+ * false positives once full), and ids go to the newest; an id is held when any layer holds it. A
+ * conversation's starts at 2 KiB for 1,024 ids, where the set it replaces held 32 KiB; past
+ * {@link #MAX_IDS} it refuses more ({@link #add} answers false) and the conversation drops it for
+ * the store's index, so it never holds more than 62 KiB. Not thread-safe: its owner guards it (a
+ * conversation's by the conversation's lock).
  */
-final class MessageIdFilter {
-    /** The most ids a filter takes. */
+public final class IdFilter {
+    /** The most ids a conversation's filter of message ids takes. */
     static final int MAX_IDS = 1 << 14;
+    /** The most ids a {@link #growing} filter takes: its layers then hold some 128 MiB. */
+    public static final int GROWING_MAX_IDS = 1 << 26;
     /** Bits a layer gives each id it takes; with a power of two of ids, a layer's bits are one too. */
     private static final int BITS_PER_ID = 16;
     /** Bits an id sets in its layer. */
@@ -29,18 +35,34 @@ final class MessageIdFilter {
     /** Ids added to the newest layer, and in all. */
     private int inNewest;
     private int size;
+    /** The most ids it takes. */
+    private final int maxIds;
+
+    private IdFilter(int maxIds) {
+        this.maxIds = maxIds;
+    }
 
     /** A filter of the ids in {@code exact}, with room for about as many again before it adds a layer. */
-    static MessageIdFilter of(MessageIdSet exact) {
-        MessageIdFilter filter = new MessageIdFilter();
+    static IdFilter of(MessageIdSet exact) {
+        IdFilter filter = new IdFilter(MAX_IDS);
         filter.addLayer(Math.max(64, Integer.highestOneBit(exact.size()) * 2));
         exact.forEach(filter::add);
         return filter;
     }
 
-    /** Adds the id of fingerprint {@code a, b}; false, adding nothing, once it holds {@link #MAX_IDS}. */
+    /**
+     * An empty filter with room for {@code capacity} ids (rounded up to a power of two, at least 64)
+     * before it adds a layer, that takes up to {@link #GROWING_MAX_IDS} ids.
+     */
+    public static IdFilter growing(int capacity) {
+        IdFilter filter = new IdFilter(GROWING_MAX_IDS);
+        filter.addLayer(Math.max(64, Integer.highestOneBit(Math.max(1, capacity - 1)) * 2));
+        return filter;
+    }
+
+    /** Adds the id of fingerprint {@code a, b}; false, adding nothing, once it holds as many as it takes. */
     boolean add(long a, long b) {
-        if (size >= MAX_IDS) {
+        if (size >= maxIds) {
             return false;
         }
         long[] bits = layers[layers.length - 1];
@@ -58,13 +80,13 @@ final class MessageIdFilter {
         return true;
     }
 
-    /** Adds {@code id}; false, adding nothing, once it holds {@link #MAX_IDS}. */
-    boolean add(String id) {
+    /** Adds {@code id}; false, adding nothing, once it holds as many as it takes. */
+    public boolean add(String id) {
         return add(MessageIdSet.fingerprintA(id), MessageIdSet.fingerprintB(id));
     }
 
     /** False when {@code id} is surely not one of the ids added; true when it may be. */
-    boolean mightContain(String id) {
+    public boolean mightContain(String id) {
         long a = MessageIdSet.fingerprintA(id);
         long b = MessageIdSet.fingerprintB(id);
         for (long[] bits : layers) {
@@ -75,7 +97,7 @@ final class MessageIdFilter {
         return false;
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 

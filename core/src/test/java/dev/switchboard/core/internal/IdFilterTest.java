@@ -8,13 +8,13 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class MessageIdFilterTest {
+class IdFilterTest {
 
     /** A filter made from a full set of {@code first} ids, as a conversation makes it. */
-    private static MessageIdFilter fromSet(List<String> first) {
+    private static IdFilter fromSet(List<String> first) {
         MessageIdSet set = new MessageIdSet();
         first.forEach(set::add);
-        return MessageIdFilter.of(set);
+        return IdFilter.of(set);
     }
 
     private static List<String> ids(String prefix, int count) {
@@ -28,13 +28,13 @@ class MessageIdFilterTest {
     @Test
     void holdsEveryIdOfItsSetAndEveryIdAddedThroughItsLayers() {
         List<String> first = ids("u", 513);
-        MessageIdFilter filter = fromSet(first);
+        IdFilter filter = fromSet(first);
         assertThat(filter.size()).isEqualTo(513);
-        List<String> later = ids("m", MessageIdFilter.MAX_IDS - 513);
+        List<String> later = ids("m", IdFilter.MAX_IDS - 513);
         for (String id : later) {
             assertThat(filter.add(id)).as(id).isTrue();
         }
-        assertThat(filter.size()).isEqualTo(MessageIdFilter.MAX_IDS);
+        assertThat(filter.size()).isEqualTo(IdFilter.MAX_IDS);
         for (String id : first) {
             assertThat(filter.mightContain(id)).as(id).isTrue();
         }
@@ -45,8 +45,8 @@ class MessageIdFilterTest {
 
     @Test
     void tellsAlmostEveryOtherIdIsNew() {
-        MessageIdFilter filter = fromSet(ids("u", 513));
-        ids("m", MessageIdFilter.MAX_IDS - 513).forEach(filter::add);
+        IdFilter filter = fromSet(ids("u", 513));
+        ids("m", IdFilter.MAX_IDS - 513).forEach(filter::add);
         int maybe = 0;
         int asked = 100_000;
         for (int i = 0; i < asked; i++) {
@@ -60,9 +60,9 @@ class MessageIdFilterTest {
 
     @Test
     void refusesIdsPastItsBound() {
-        MessageIdFilter filter = fromSet(ids("u", 513));
-        ids("m", MessageIdFilter.MAX_IDS - 513).forEach(filter::add);
+        IdFilter filter = fromSet(ids("u", 513));
+        ids("m", IdFilter.MAX_IDS - 513).forEach(filter::add);
         assertThat(filter.add("one-too-many")).isFalse();
-        assertThat(filter.size()).isEqualTo(MessageIdFilter.MAX_IDS);
+        assertThat(filter.size()).isEqualTo(IdFilter.MAX_IDS);
     }
 }
