@@ -848,6 +848,27 @@ class ConversationHubTest {
         assertThat(runtime.runs).isEmpty();
     }
 
+    /** What a test does to a write of seq reservations before the store takes it. */
+    @FunctionalInterface
+    private interface ReservationHook {
+        void before(StoreBatch batch) throws Exception;
+    }
+
+    /** {@code inner}, but every write that reserves seqs passes {@code hook} first, on the writing thread. */
+    private ConversationStore reservingThrough(InMemoryConversationStore inner, ReservationHook hook) {
+        return (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
+                        hook.before((StoreBatch) args[0]);
+                    }
+                    try {
+                        return method.invoke(inner, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
     @Test
     void aNewConversationsRunStartsHereAndItsEventsWaitUnseenUntilAWorkerStoresTheirReservation() throws Exception {
         hub.close();
@@ -856,21 +877,13 @@ class ConversationHubTest {
         java.util.concurrent.CountDownLatch letReserve = new java.util.concurrent.CountDownLatch(1);
         List<String> reservedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
         AtomicInteger reservations = new AtomicInteger();
-        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
-                        reservedOn.add(Thread.currentThread().getName());
-                        assertThat(letReserve.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-                        if (reservations.incrementAndGet() == 1) {
-                            throw new IllegalStateException("disk full (the first try)");
-                        }
-                    }
-                    try {
-                        return method.invoke(inner, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        ConversationStore slow = reservingThrough(inner, batch -> {
+            reservedOn.add(Thread.currentThread().getName());
+            assertThat(letReserve.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            if (reservations.incrementAndGet() == 1) {
+                throw new IllegalStateException("disk full (the first try)");
+            }
+        });
         RecordingSubscriber a = new RecordingSubscriber() {
             @Override
             public boolean deliver(Envelope e) {
@@ -919,18 +932,10 @@ class ConversationHubTest {
         InMemoryConversationStore inner = new InMemoryConversationStore();
         java.util.concurrent.Semaphore writes = new java.util.concurrent.Semaphore(0);
         AtomicInteger reservations = new AtomicInteger();
-        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
-                        reservations.incrementAndGet();
-                        assertThat(writes.tryAcquire(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-                    }
-                    try {
-                        return method.invoke(inner, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        ConversationStore slow = reservingThrough(inner, batch -> {
+            reservations.incrementAndGet();
+            assertThat(writes.tryAcquire(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        });
         RecordingSubscriber a = new RecordingSubscriber();
         try (ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
             own.submit(ask("steady", "one"), a);
@@ -971,18 +976,10 @@ class ConversationHubTest {
         InMemoryConversationStore inner = new InMemoryConversationStore();
         java.util.concurrent.CountDownLatch letReserve = new java.util.concurrent.CountDownLatch(1);
         List<Long> reservedUpTo = new java.util.concurrent.CopyOnWriteArrayList<>();
-        ConversationStore slow = (ConversationStore) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {ConversationStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("write") && !((StoreBatch) args[0]).reservations().isEmpty()) {
-                        assertThat(letReserve.await(WAIT.toMillis() * 6, TimeUnit.MILLISECONDS)).isTrue();
-                        reservedUpTo.add(((StoreBatch) args[0]).reservations().get(0).upTo());
-                    }
-                    try {
-                        return method.invoke(inner, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        ConversationStore slow = reservingThrough(inner, batch -> {
+            assertThat(letReserve.await(WAIT.toMillis() * 6, TimeUnit.MILLISECONDS)).isTrue();
+            reservedUpTo.add(batch.reservations().get(0).upTo());
+        });
         int deltas = 65_536 + 10;
         RecordingSubscriber a = new RecordingSubscriber(Principal.of("alice"), true, deltas + 10) {
             @Override
