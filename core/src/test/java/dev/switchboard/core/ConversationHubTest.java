@@ -1026,16 +1026,24 @@ class ConversationHubTest {
         assertThat(store.surelyAbsent("refused")).isTrue();
     }
 
-    @Test
-    void aConversationTheStoreHoldsButMemoryDoesNotStartsOnAWorker() throws Exception {
+    /**
+     * A conversation of one finished run, asked for on a runtime that starts without waiting; then
+     * the hub restarts on the same store, which holds it and memory does not.
+     */
+    private void storedBeforeARestart(String conversation) throws Exception {
         runtime.startsWithoutWaiting = true;
         RecordingSubscriber a = new RecordingSubscriber();
-        hub.submit(ask("stored", "one"), a);
+        hub.submit(ask(conversation, "one"), a);
         runtime.next().ctx().finish();
         a.until(Event::terminal, WAIT);
         hub.shutdown(Duration.ZERO).get(5, TimeUnit.SECONDS);
-        assertThat(store.surelyAbsent("stored")).isFalse();
         hub = ConversationHub.builder().store(store).runtime(runtime).build();
+    }
+
+    @Test
+    void aConversationTheStoreHoldsButMemoryDoesNotStartsOnAWorker() throws Exception {
+        storedBeforeARestart("stored");
+        assertThat(store.surelyAbsent("stored")).isFalse();
         RecordingSubscriber b = new RecordingSubscriber();
         hub.submit(ask("stored", "two"), b);
         ManualRuntime.Started second = runtime.next();
@@ -1059,13 +1067,7 @@ class ConversationHubTest {
 
     @Test
     void aRunWhoseNewMessagesOnlyTheStoreCanTellStartsOnAWorker() throws Exception {
-        runtime.startsWithoutWaiting = true;
-        RecordingSubscriber a = new RecordingSubscriber();
-        hub.submit(ask("restarted", "one"), a);
-        runtime.next().ctx().finish();
-        a.until(Event::terminal, WAIT);
-        hub.shutdown(Duration.ZERO).get(5, TimeUnit.SECONDS);
-        hub = ConversationHub.builder().store(store).runtime(runtime).build();
+        storedBeforeARestart("restarted");
         // Loaded from the store by another connection's replay: memory does not know every id of its history.
         RecordingSubscriber reader = new RecordingSubscriber();
         hub.submit(new Command.Subscribe("restarted", 0, true), reader);
