@@ -70,6 +70,11 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
     /** The cluster this node is part of; null when it runs alone. */
     private final ClusterLink cluster;
     private CompletableFuture<Void> shutdown;
+    /**
+     * How long a stop waits for the seq reservations workers are storing, after the runs' grace: a
+     * write of a few microseconds, unless the store fails (see Emitter.reserveBehind).
+     */
+    private static final Duration RESERVATIONS_WAIT = Duration.ofSeconds(10);
 
     private ConversationHub(Builder b) {
         this.store = Objects.requireNonNull(b.store, "store");
@@ -179,6 +184,8 @@ public final class ConversationHub implements Conversations, OperatorApprovals, 
         runs.refuseNew();
         shutdown = CompletableFuture.runAsync(() -> {
             runs.stopAll(grace);
+            // A run that started on an event loop may have ended with its events waiting for their reservation.
+            emitter.awaitReservations(RESERVATIONS_WAIT);
             writer.stop().join();
             emitter.releaseReservations();
             timer.shutdownNow();

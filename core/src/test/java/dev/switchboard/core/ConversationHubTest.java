@@ -1015,6 +1015,31 @@ class ConversationHubTest {
     }
 
     @Test
+    void aCleanStopStoresTheEventsOfARunWhoseReservationWasOnItsWay() throws Exception {
+        hub.close();
+        runtime.startsWithoutWaiting = true;
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.CountDownLatch letReserve = new java.util.concurrent.CountDownLatch(1);
+        ConversationStore slow = reservingThrough(inner,
+                batch -> assertThat(letReserve.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue());
+        RecordingSubscriber a = new RecordingSubscriber();
+        ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build();
+        own.submit(ask("stopping", "one"), a);
+        ManualRuntime.Started run = runtime.runs.poll();
+        assertThat(run).isNotNull();
+        run.ctx().emit(new Event.TextDelta("m", "x"));
+        run.ctx().finish();
+        CompletableFuture<Void> stopped = own.shutdown(Duration.ZERO);
+        Thread.sleep(100);
+        assertThat(stopped).as("the stop waits for the reservation on its way").isNotDone();
+        letReserve.countDown();
+        stopped.get(5, TimeUnit.SECONDS);
+        assertThat(a.until(Event::terminal, WAIT)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
+        assertThat(inner.events("stopping", 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
+        assertThat(inner.lastSeq("stopping")).as("the unused seqs given back").isEqualTo(3);
+    }
+
+    @Test
     void aRefusedStartOfANewConversationReservesNothing() throws Exception {
         runtime.startsWithoutWaiting = true;
         RecordingSubscriber a = new RecordingSubscriber();

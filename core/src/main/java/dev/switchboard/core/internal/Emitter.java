@@ -490,6 +490,11 @@ public final class Emitter {
             try {
                 store.write(new StoreBatch().reserve(c.id, upTo));
             } catch (RuntimeException e) {
+                if (workers instanceof java.util.concurrent.ExecutorService pool && pool.isShutdown()) {
+                    // The hub has stopped (see awaitReservations): nothing would store the events now.
+                    log.error("could not store a seq reservation of conversation {}; the hub has stopped", c.id, e);
+                    return;
+                }
                 log.error("could not store a seq reservation of conversation {}; its new events wait for it,"
                         + " trying again in {} ms", c.id, pauseMs, e);
                 try {
@@ -723,6 +728,39 @@ public final class Emitter {
         CompletableFuture<T> stored = new CompletableFuture<>();
         writer.run(() -> stored.complete(value));
         return stored;
+    }
+
+    /**
+     * Waits, up to {@code timeout}, until no conversation has a reservation on its way (see
+     * {@link #reserveBehind}): what waited for one is then queued for the store, which a clean stop
+     * stores. False, and logged, when some are still on their way (their store failed all along).
+     */
+    public boolean awaitReservations(java.time.Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            int onTheirWay = 0;
+            for (ConversationState c : table.all()) {
+                synchronized (c) {
+                    if (c.reserving != 0) {
+                        onTheirWay++;
+                    }
+                }
+            }
+            if (onTheirWay == 0) {
+                return true;
+            }
+            if (System.nanoTime() >= deadline) {
+                log.warn("stopping with the seq reservations of {} still unstored: their runs' last events are"
+                        + " neither shown nor stored", Plural.of(onTheirWay, "conversation"));
+                return false;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
     }
 
     /**
