@@ -18,6 +18,7 @@ import dev.switchboard.core.spi.StoreBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -735,7 +736,7 @@ public final class Emitter {
      * {@link #reserveBehind}): what waited for one is then queued for the store, which a clean stop
      * stores. False, and logged, when some are still on their way (their store failed all along).
      */
-    public boolean awaitReservations(java.time.Duration timeout) {
+    public boolean awaitReservations(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             int onTheirWay = 0;

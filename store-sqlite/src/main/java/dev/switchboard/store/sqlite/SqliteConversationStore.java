@@ -554,12 +554,23 @@ public final class SqliteConversationStore implements ConversationStore {
         return true;
     }
 
-    /** Notes a conversation id a write is about to store, before it commits (see {@link #storedIds}). */
+    /**
+     * Notes a conversation id a write is about to store, before it commits (see {@link #storedIds}).
+     * One the filter may hold already is not added again: every reservation of a conversation, and
+     * every release of one, comes here, and a second add would fill the filter as a new id does.
+     */
     private void noteStored(String conversationId) {
         synchronized (idsLock) {
-            if (storedIds != null && !storedIds.add(conversationId)) {
+            if (storedIds != null && !storedIds.mightContain(conversationId) && !storedIds.add(conversationId)) {
                 storedIds = null;
             }
+        }
+    }
+
+    /** How many ids the filter of {@link #storedIds} took; -1 when it keeps none. */
+    int idsNoted() {
+        synchronized (idsLock) {
+            return storedIds == null ? -1 : storedIds.size();
         }
     }
 
