@@ -60,7 +60,7 @@ const last = (events) => events[events.length - 1];
 
 function assertSuccess({ events, failure }) {
   assert.equal(failure, undefined, `the run failed: ${failure}`);
-  assert.equal(last(events).type, "RUN_FINISHED");
+  assert.equal(last(events).type, "RUN_FINISHED", `the run ended with ${JSON.stringify(last(events))}`);
   assert.equal(last(events).outcome?.type ?? "success", "success");
 }
 
