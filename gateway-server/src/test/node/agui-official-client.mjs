@@ -68,7 +68,7 @@ async function interrupted(agent, text) {
   const first = await run(agent, text);
   assert.equal(first.failure, undefined, `the run failed: ${first.failure}`);
   const end = last(first.events);
-  assert.equal(end.type, "RUN_FINISHED");
+  assert.equal(end.type, "RUN_FINISHED", `the run ended with ${JSON.stringify(end)}`);
   assert.equal(end.outcome?.type, "interrupt");
   assert.equal(agent.pendingInterrupts.length, 1);
   const interrupt = agent.pendingInterrupts[0];
