@@ -89,6 +89,16 @@ public final class LlmBench {
             return millis(result.perToken(), percentile);
         }
 
+        /** The first token's leg from the client's send to the model's write of it, in ms. */
+        public double ttftAskMillis(double percentile) {
+            return millis(result.ttftAsk(), percentile);
+        }
+
+        /** The first token's leg from the model's write of it to the client's read, in ms. */
+        public double ttftBringMillis(double percentile) {
+            return millis(result.ttftBring(), percentile);
+        }
+
         /** Gateway CPU microseconds per token delivered. */
         public double cpuMicrosPerToken() {
             return perToken(gatewayCpuSeconds);
@@ -286,7 +296,9 @@ public final class LlmBench {
                 : String.format(Locale.ROOT, " jit=%.1fs", p.gatewayJitSeconds());
         String waits = (p.result().path() == LlmClient.Path.DIRECT ? ""
                 : String.format(Locale.ROOT, " server runq wait=%.1f µs/token", p.gatewayWaitMicrosPerToken()))
-                + String.format(Locale.ROOT, " suite runq wait=%.1f µs/token", p.suiteWaitMicrosPerToken());
+                + String.format(Locale.ROOT, " suite runq wait=%.1f µs/token", p.suiteWaitMicrosPerToken())
+                + String.format(Locale.ROOT, " ttft ask p50=%.2f ms p99=%.2f ms bring p50=%.2f ms p99=%.2f ms",
+                p.ttftAskMillis(50), p.ttftAskMillis(99), p.ttftBringMillis(50), p.ttftBringMillis(99));
         BenchSuite.log(String.format(Locale.ROOT, "llm %-8s conc=%4d %-7s answers=%4d ttft p50=%.2f ms p99=%.2f ms%s "
                         + "per-token p50=%.2f ms p99=%.2f ms%s errors=%d%s%s%s", p.path(), p.clients(),
                 p.followUps() ? "follow" : p.paced() ? "paced" : "unpaced", r.answers(), p.ttftMillis(50), p.ttftMillis(99), gatewayOnly,

@@ -60,7 +60,7 @@ final class LlmClient {
     /** What one point delivered; latencies in nanoseconds. */
     record Result(Path path, int clients, int answersPerClient, int tokens, double tokensPerSecond, long answers,
                   long tokensReceived, long errors, boolean timedOut, double seconds, Histogram ttft,
-                  Histogram perToken, boolean followUps) {
+                  Histogram perToken, boolean followUps, Histogram ttftAsk, Histogram ttftBring) {
     }
 
     private static final String PROMPT = "Hello";
@@ -135,7 +135,8 @@ final class LlmClient {
             c.close();
         }
         return new Result(path, clients, answersPerClient, tokens, tokensPerSecond, m.answers.get(),
-                m.tokensReceived.get(), m.errors.get(), timedOut, seconds, m.ttft.copy(), m.perToken.copy(), followUps);
+                m.tokensReceived.get(), m.errors.get(), timedOut, seconds, m.ttft.copy(), m.perToken.copy(), followUps,
+                m.ttftAsk.copy(), m.ttftBring.copy());
     }
 
     private CompletableFuture<Void> answers(Connection c, Measurement m, int left) {
@@ -167,6 +168,12 @@ final class LlmClient {
         final AtomicLong errors = new AtomicLong();
         final Histogram ttft = new SynchronizedHistogram(MAX_NANOS, 3);
         final Histogram perToken = new SynchronizedHistogram(MAX_NANOS, 3);
+        /**
+         * A first token's time in two legs, split where the model wrote it (its stamp): asking, from
+         * the client's send to the model's write; bringing, from there to the client's read.
+         */
+        final Histogram ttftAsk = new SynchronizedHistogram(MAX_NANOS, 3);
+        final Histogram ttftBring = new SynchronizedHistogram(MAX_NANOS, 3);
         volatile boolean stopped;
 
         Measurement(Path path, int tokens) {
@@ -217,6 +224,8 @@ final class LlmClient {
             }
             if (counted && tokens == 0) {
                 m.ttft.recordValue(Math.min(MAX_NANOS, Math.max(0, arrival - sentAt)));
+                m.ttftAsk.recordValue(Math.min(MAX_NANOS, Math.max(0, sent - sentAt)));
+                m.ttftBring.recordValue(Math.min(MAX_NANOS, Math.max(0, arrival - sent)));
             }
             tokens++;
             if (counted) {
