@@ -43,7 +43,7 @@ import java.util.regex.Pattern;
  * up to a limit. The {@code agui} runtime reads its agent's stream with these, the {@code openai}
  * runtime calls its tools; both describe failures for the operator with {@link #describe} and
  * {@link #errorText}. (The {@code openai} runtime reads the model's stream on the client's event
- * loop instead, with {@link SseDecoder}.)
+ * loop instead, with {@link SseLines}.)
  */
 public final class UpstreamHttp {
     /**
@@ -63,6 +63,61 @@ public final class UpstreamHttp {
 
     /** One dispatched server-sent event: its {@code event} name ({@code message} when unnamed) and data. */
     public record Sse(String event, String data) {
+    }
+
+    /**
+     * One dispatched server-sent event as {@link SseLines} hands it on: its {@code event} name
+     * ({@code message} when unnamed) and its data's UTF-8 bytes, in a buffer the reader fills again
+     * with the next event. It is read during the call that gets it; {@link #text()} makes a string
+     * that outlives it. A model's tokens are read from the bytes, with no string of each chunk.
+     */
+    public static final class SseView {
+        private String event = "message";
+        private byte[] data = new byte[512];
+        private int length;
+
+        public String event() {
+            return event;
+        }
+
+        /** The data's length in bytes. */
+        public int length() {
+            return length;
+        }
+
+        /** The data's byte at {@code index}, below {@link #length()}. */
+        public byte byteAt(int index) {
+            return data[java.util.Objects.checkIndex(index, length)];
+        }
+
+        /** Copies {@code n} bytes of the data from {@code from} into {@code into} at {@code at}. */
+        public void copy(int from, byte[] into, int at, int n) {
+            java.util.Objects.checkFromIndexSize(from, n, length);
+            System.arraycopy(data, from, into, at, n);
+        }
+
+        /** The data as a string. */
+        public String text() {
+            return new String(data, 0, length, StandardCharsets.UTF_8);
+        }
+
+        /** Whether the data is exactly this ASCII text (such as {@code [DONE]}), read without a string. */
+        public boolean is(String ascii) {
+            if (ascii.length() != length) {
+                return false;
+            }
+            for (int i = 0; i < length; i++) {
+                if (data[i] != ascii.charAt(i)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public String toString() {
+            return event + ": " + text();
+        }
     }
 
     /** What an event stream tells its reader; the calls are serial, and none follows a cancel. */
@@ -405,80 +460,37 @@ public final class UpstreamHttp {
     }
 
     /**
-     * Decodes server-sent events line by line, as the HTML standard's event-stream interpretation
-     * does: {@code data} lines join with a newline, a blank line dispatches, {@code :} starts a
-     * comment, one space after the colon is dropped. Unlike the standard, data left pending when
-     * the stream ends is dispatched, as the official AG-UI client does.
-     */
-    public static final class SseDecoder {
-        private final StringBuilder data = new StringBuilder();
-        private boolean hasData;
-        private String event;
-
-        /** Takes one line without its terminator; returns the event it dispatches, or null. */
-        public Sse line(String line) {
-            if (line.isEmpty()) {
-                return dispatch();
-            }
-            if (line.charAt(0) == ':') {
-                return null;
-            }
-            int colon = line.indexOf(':');
-            String field = colon < 0 ? line : line.substring(0, colon);
-            String value = "";
-            if (colon >= 0) {
-                int from = colon + 1 < line.length() && line.charAt(colon + 1) == ' ' ? colon + 2 : colon + 1;
-                value = line.substring(from);
-            }
-            switch (field) {
-                case "data" -> {
-                    if (hasData) {
-                        data.append('\n');
-                    }
-                    data.append(value);
-                    hasData = true;
-                }
-                case "event" -> event = value;
-                default -> {
-                    // id and retry steer reconnection, which a one-shot reader does not do
-                }
-            }
-            return null;
-        }
-
-        /** The stream ended: the event still pending, or null. */
-        public Sse end() {
-            return dispatch();
-        }
-
-        private Sse dispatch() {
-            Sse out = hasData ? new Sse(event == null || event.isEmpty() ? "message" : event, data.toString()) : null;
-            data.setLength(0);
-            hasData = false;
-            event = null;
-            return out;
-        }
-    }
-
-    /**
-     * Splits an event stream's bytes into lines at CR, LF or CRLF as they arrive (both are ASCII, so
-     * never part of a multi-byte UTF-8 character) and feeds them to an {@link SseDecoder}: what a
-     * reader of an event stream keeps between its reads, whichever client reads it.
+     * Decodes an event stream's bytes as they arrive, as the HTML standard's event-stream
+     * interpretation does: lines end at CR, LF or CRLF (all ASCII, so never inside a multi-byte UTF-8
+     * character, and a line may span reads), {@code data} lines join with a newline, a blank line
+     * dispatches, {@code :} starts a comment, one space after the colon is dropped; {@code id} and
+     * {@code retry}, which steer reconnection, are not kept by a one-shot reader. Unlike the
+     * standard, data left pending when the stream ends is dispatched, as the official AG-UI client
+     * does. It works on bytes: an event's data reaches its reader ({@link SseView}) without a string
+     * made of it, nor of its lines. What a reader of an event stream keeps between its reads,
+     * whichever client reads it.
      */
     public static final class SseLines {
-        private final SseDecoder decoder = new SseDecoder();
+        private static final byte[] DATA = {'d', 'a', 't', 'a'};
+        private static final byte[] EVENT = {'e', 'v', 'e', 'n', 't'};
+
+        private final SseView event = new SseView();
         private byte[] line = new byte[512];
         private int length;
         private boolean afterCr;
+        /** Whether a data line came since the last dispatch (its data may still be empty). */
+        private boolean hasData;
+        /** The pending event's name, from its {@code event} line; null when it has none. */
+        private String name;
 
         /**
          * Takes the bytes between the buffer's position and its limit (the position is left as it
          * is), handing each event they complete to {@code sink} while {@code open} holds; runs
          * between line ends are copied whole, not byte by byte.
          *
-         * @throws IOException when a line is longer than {@link #MAX_LINE_BYTES}
+         * @throws IOException when a line, or an event's data, is longer than {@link #MAX_LINE_BYTES}
          */
-        public void take(ByteBuffer buffer, Consumer<Sse> sink, BooleanSupplier open) throws IOException {
+        public void take(ByteBuffer buffer, Consumer<SseView> sink, BooleanSupplier open) throws IOException {
             int i = buffer.position();
             int end = buffer.limit();
             while (i < end && open.getAsBoolean()) {
@@ -497,33 +509,81 @@ public final class UpstreamHttp {
             }
         }
 
-        /** The stream ended: the line still pending, then the event still pending, go to {@code sink}. */
-        public void end(Consumer<Sse> sink) {
+        /**
+         * The stream ended: the line still pending, then the event still pending, go to {@code sink}.
+         *
+         * @throws IOException when that line makes the event's data longer than {@link #MAX_LINE_BYTES}
+         */
+        public void end(Consumer<SseView> sink) throws IOException {
             if (length > 0) {
-                dispatch(decoder.line(text()), sink);
+                line(sink);
             }
-            dispatch(decoder.end(), sink);
+            dispatch(sink);
         }
 
-        private void endOfLine(byte b, Consumer<Sse> sink) {
+        private void endOfLine(byte b, Consumer<SseView> sink) throws IOException {
             if (b == '\n' && afterCr) {
                 afterCr = false;
                 return;
             }
             afterCr = b == '\r';
-            dispatch(decoder.line(text()), sink);
+            line(sink);
         }
 
-        private String text() {
-            String text = new String(line, 0, length, StandardCharsets.UTF_8);
+        /** Takes the line in {@link #line}, then empties it. */
+        private void line(Consumer<SseView> sink) throws IOException {
+            int n = length;
             length = 0;
-            return text;
+            if (n == 0) {
+                dispatch(sink);
+                return;
+            }
+            byte[] l = line;
+            if (l[0] == ':') {
+                return;
+            }
+            int colon = 0;
+            while (colon < n && l[colon] != ':') {
+                colon++;
+            }
+            int from = colon == n ? n : colon + 1 < n && l[colon + 1] == ' ' ? colon + 2 : colon + 1;
+            if (fieldIs(l, colon, DATA)) {
+                data(l, from, n - from);
+            } else if (fieldIs(l, colon, EVENT)) {
+                name = new String(l, from, n - from, StandardCharsets.UTF_8);
+            }
         }
 
-        private static void dispatch(Sse event, Consumer<Sse> sink) {
-            if (event != null) {
+        private static boolean fieldIs(byte[] l, int fieldLength, byte[] field) {
+            return fieldLength == field.length && Arrays.equals(l, 0, fieldLength, field, 0, fieldLength);
+        }
+
+        /** Joins a data line's value to the pending event's data. */
+        private void data(byte[] from, int at, int n) throws IOException {
+            SseView e = event;
+            int joined = e.length + (hasData ? 1 : 0) + n;
+            if (joined > MAX_LINE_BYTES) {
+                throw new IOException("an event-stream event's data is longer than " + MAX_LINE_BYTES + " bytes");
+            }
+            if (joined > e.data.length) {
+                e.data = Arrays.copyOf(e.data, Math.min(MAX_LINE_BYTES, Math.max(joined, e.data.length * 2)));
+            }
+            if (hasData) {
+                e.data[e.length++] = '\n';
+            }
+            System.arraycopy(from, at, e.data, e.length, n);
+            e.length += n;
+            hasData = true;
+        }
+
+        private void dispatch(Consumer<SseView> sink) {
+            if (hasData) {
+                event.event = name == null || name.isEmpty() ? "message" : name;
                 sink.accept(event);
             }
+            event.length = 0;
+            hasData = false;
+            name = null;
         }
 
         private void append(ByteBuffer buffer, int from, int n) throws IOException {
@@ -548,7 +608,7 @@ public final class UpstreamHttp {
         private final CompletableFuture<Void> body = new CompletableFuture<>();
         private volatile Flow.Subscription subscription;
         private volatile boolean cancelled;
-        private final Consumer<Sse> deliver = this::deliver;
+        private final Consumer<SseView> deliver = this::deliver;
         private final BooleanSupplier open = () -> !cancelled;
 
         private SseSubscriber(SseListener listener) {
@@ -595,9 +655,9 @@ public final class UpstreamHttp {
             }
         }
 
-        private void deliver(Sse event) {
+        private void deliver(SseView event) {
             if (!cancelled) {
-                listener.onEvent(event);
+                listener.onEvent(new Sse(event.event(), event.text()));
             }
         }
 
@@ -625,7 +685,7 @@ public final class UpstreamHttp {
             }
             try {
                 lines.end(deliver);
-            } catch (RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
                 fail(e);
                 return;
             }

@@ -67,17 +67,51 @@ class UpstreamHttpTest {
 
     @Test
     void dataLinesJoinAndABlankLineDispatches() {
-        UpstreamHttp.SseDecoder d = new UpstreamHttp.SseDecoder();
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        s.onSubscribe(new Subscription());
 
-        assertThat(d.line(": keep-alive")).isNull();
-        assertThat(d.line("event: delta")).isNull();
-        assertThat(d.line("data: {\"a\":")).isNull();
-        assertThat(d.line("data:1}")).isNull();
-        assertThat(d.line("id: 7")).isNull();
-        assertThat(d.line("")).isEqualTo(new UpstreamHttp.Sse("delta", "{\"a\":\n1}"));
-        assertThat(d.line("")).isNull();
-        assertThat(d.line("data:  two spaces")).isNull();
-        assertThat(d.end()).isEqualTo(new UpstreamHttp.Sse("message", " two spaces"));
+        s.onNext(bytes(": keep-alive\nevent: delta\ndata: {\"a\":\ndata:1}\nid: 7\n"));
+        assertThat(r.events).isEmpty();
+        s.onNext(bytes("\n\n"));
+        assertThat(r.events).containsExactly(new UpstreamHttp.Sse("delta", "{\"a\":\n1}"));
+        s.onNext(bytes("data\n\ndata:  two spaces"));
+        s.onComplete();
+
+        assertThat(r.events).containsExactly(new UpstreamHttp.Sse("delta", "{\"a\":\n1}"),
+                new UpstreamHttp.Sse("message", ""), new UpstreamHttp.Sse("message", " two spaces"));
+        assertThat(r.ended).isTrue();
+    }
+
+    @Test
+    void anEventIsReadFromItsBytesDuringTheCallThatGetsIt() throws Exception {
+        UpstreamHttp.SseLines lines = new UpstreamHttp.SseLines();
+        List<String> seen = new ArrayList<>();
+        byte[] stream = "event: x\ndata: [DONE]\n\ndata: ü\ndata: 1\n\ndata: [DONE]!\n\n".getBytes(StandardCharsets.UTF_8);
+
+        lines.take(ByteBuffer.wrap(stream), e -> {
+            byte[] copy = new byte[e.length()];
+            e.copy(0, copy, 0, e.length());
+            seen.add(e.event() + " " + e.is("[DONE]") + " " + e.text() + " " + e.length() + " " + e.byteAt(0)
+                    + " " + new String(copy, StandardCharsets.UTF_8));
+        }, () -> true);
+
+        assertThat(seen).containsExactly("x true [DONE] 6 91 [DONE]", "message false ü\n1 4 -61 ü\n1",
+                "message false [DONE]! 7 91 [DONE]!");
+    }
+
+    @Test
+    void anEventsDataLongerThanTheLimitIsAnErrorThoughEachLineIsShorter() {
+        Recorder r = new Recorder();
+        UpstreamHttp.SseSubscriber s = UpstreamHttp.sse(r);
+        s.onSubscribe(new Subscription());
+        byte[] line = ("data: " + "z".repeat(1 << 20) + "\n").getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i <= UpstreamHttp.MAX_LINE_BYTES / (1 << 20) && r.error == null; i++) {
+            s.onNext(List.of(ByteBuffer.wrap(line)));
+        }
+
+        assertThat(r.error).hasMessageContaining("data is longer than " + UpstreamHttp.MAX_LINE_BYTES);
+        assertThat(r.events).isEmpty();
     }
 
     @Test

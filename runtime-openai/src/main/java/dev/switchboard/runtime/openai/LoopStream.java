@@ -51,7 +51,8 @@ import java.util.function.Consumer;
 final class LoopStream {
     /** What the owner of a stream hears, on the stream's loop; nothing after a failure or {@link #done}. */
     interface Listener {
-        void onEvent(LoopStream stream, UpstreamHttp.Sse event);
+        /** One event of the stream, read during this call only (see {@link UpstreamHttp.SseView}). */
+        void onEvent(LoopStream stream, UpstreamHttp.SseView event);
 
         /** The body ended with no failure; the listener decides whether the answer was whole. */
         void onEnd(LoopStream stream);
@@ -325,7 +326,7 @@ final class LoopStream {
         long parkedAt;
         private UpstreamHttp.SseLines lines;
         /** Hands an event to the stream's listener, unless the stream is over. */
-        private final Consumer<UpstreamHttp.Sse> deliver = event -> {
+        private final Consumer<UpstreamHttp.SseView> deliver = event -> {
             LoopStream s = stream;
             if (s != null && !s.over) {
                 s.listener.onEvent(s, event);
@@ -433,7 +434,12 @@ final class LoopStream {
 
         /** The answer's body ended: what is pending is dispatched, the listener told, the connection kept or closed. */
         private void end(ChannelHandlerContext ctx, LoopStream s) {
-            lines.end(deliver);
+            try {
+                lines.end(deliver);
+            } catch (IOException e) {
+                s.fail(UpstreamHttp.describe(e, s.upstream, s.timeout), 0);
+                return;
+            }
             if (stream != s) {
                 // The listener failed the stream on its last event, and dropped the connection.
                 return;

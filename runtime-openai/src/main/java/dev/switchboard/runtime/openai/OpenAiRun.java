@@ -213,18 +213,18 @@ final class OpenAiRun implements RunHandle {
         }
 
         @Override
-        public void onEvent(LoopStream stream, UpstreamHttp.Sse event) {
+        public void onEvent(LoopStream stream, UpstreamHttp.SseView event) {
             call.chunk();
             try {
                 if (event.event().equals("error")) {
                     throw new OpenAiTurn.Refused("the model server reported an error: "
-                            + UpstreamHttp.errorText(event.data()));
+                            + UpstreamHttp.errorText(event.text()));
                 }
-                if (event.data().equals("[DONE]")) {
+                if (event.is("[DONE]")) {
                     done(stream);
                     return;
                 }
-                turn.onData(event.data());
+                turn.onData(event);
             } catch (OpenAiTurn.Refused r) {
                 stream.fail(r.getMessage(), 0);
             } catch (RuntimeException e) {

@@ -74,6 +74,7 @@ final class OpenAiTurn {
 
     private final RunContext ctx;
     private final String configuredModel;
+    private final ChunkParser parser = new ChunkParser();
     private String model;
     private String messageId;
     private final StringBuilder text = new StringBuilder();
@@ -93,18 +94,33 @@ final class OpenAiTurn {
      * Takes the data of one event of the stream, other than {@code [DONE]}. The chunk is read whole
      * before anything of it is emitted, so an {@code error} anywhere in it refuses all of it.
      */
-    void onData(String data) throws Refused {
-        Chunk chunk;
+    void onData(UpstreamHttp.SseView data) throws Refused {
+        Chunk chunk = null;
         try {
-            chunk = Chunk.read(data);
-        } catch (IOException e) {
-            throw new Refused("the model server sent an event that is not JSON: " + UpstreamHttp.shorten(data));
+            JsonParser p = parser.start(data);
+            if (p.nextToken() == JsonToken.START_OBJECT) {
+                Chunk read = new Chunk();
+                read.fields(p);
+                if (parser.restIsBlank(data)) {
+                    chunk = read;
+                }
+            }
+        } catch (IOException notUtf8OrNotJson) {
+            // Read again below.
         }
         if (chunk == null) {
-            throw new Refused("the model server sent an event that is not a JSON object: " + UpstreamHttp.shorten(data));
+            // Not one object, nor one of a chunk's usual bytes: the parser cannot go on, and the chunk is
+            // read again as text, as a chunk always was, where a byte that is not UTF-8 is U+FFFD (a
+            // server's broken character spoils a character, not the answer) and the refusals say why.
+            parser.drop();
+            chunk = readAsText(data.text());
+        }
+        if (chunk == null) {
+            throw new Refused("the model server sent an event that is not a JSON object: "
+                    + UpstreamHttp.shorten(data.text()));
         }
         if (chunk.error) {
-            throw new Refused("the model server reported an error mid-stream: " + UpstreamHttp.errorText(data));
+            throw new Refused("the model server reported an error mid-stream: " + UpstreamHttp.errorText(data.text()));
         }
         if (chunk.model != null && !chunk.model.isEmpty()) {
             model = chunk.model;
@@ -117,7 +133,7 @@ final class OpenAiTurn {
         }
         for (Choice choice : chunk.choices) {
             // n > 1 is never asked for; a server that sends other choices anyway is read for the first.
-            if (choice.index == null || choice.index.asInt(0) == 0) {
+            if (choice.first) {
                 choice(choice);
             }
         }
@@ -166,22 +182,20 @@ final class OpenAiTurn {
         /** Null when there is no {@code choices} array. */
         List<Choice> choices;
 
-        /** The chunk, or null when the data is one JSON value that is not an object. */
-        static Chunk read(String data) throws IOException {
-            try (JsonParser p = Json.MAPPER.createParser(data)) {
-                JsonToken root = p.nextToken();
-                Chunk c = null;
-                if (root == JsonToken.START_OBJECT) {
-                    c = new Chunk();
-                    c.fields(p);
-                } else if (root != null) {
-                    p.skipChildren();
-                }
-                if (root != null && p.nextToken() != null) {
-                    throw new JsonParseException(p, "text after the JSON value");
-                }
-                return c;
+        /** The chunk the parser reads, or null when its data is one JSON value that is not an object. */
+        static Chunk read(JsonParser p) throws IOException {
+            JsonToken root = p.nextToken();
+            Chunk c = null;
+            if (root == JsonToken.START_OBJECT) {
+                c = new Chunk();
+                c.fields(p);
+            } else if (root != null) {
+                p.skipChildren();
             }
+            if (root != null && p.nextToken() != null) {
+                throw new JsonParseException(p, "text after the JSON value");
+            }
+            return c;
         }
 
         private void fields(JsonParser p) throws IOException {
@@ -216,10 +230,21 @@ final class OpenAiTurn {
         }
     }
 
+    private static Chunk readAsText(String data) throws Refused {
+        try (JsonParser p = Json.MAPPER.createParser(data)) {
+            return Chunk.read(p);
+        } catch (IOException e) {
+            throw new Refused("the model server sent an event that is not JSON: " + UpstreamHttp.shorten(data));
+        }
+    }
+
     /** One element of {@code choices}, an object. */
     private static final class Choice {
-        /** As given: read as a tree's {@code asInt(0)} reads it; null when absent. */
-        JsonNode index;
+        /**
+         * Whether its {@code index} is 0, as a tree's {@code asInt(0)} reads it, or absent: the choice
+         * the turn reads.
+         */
+        boolean first = true;
         /** Whether {@code delta} is an object; its fields below. */
         boolean delta;
         String reasoningContent;
@@ -234,7 +259,7 @@ final class OpenAiTurn {
             for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
                 JsonToken v = p.nextToken();
                 switch (name) {
-                    case "index" -> c.index = p.readValueAsTree();
+                    case "index" -> c.first = index(p, v) == 0;
                     case "delta" -> c.delta(p, v);
                     case "finish_reason" -> c.finishReason = text(p, v);
                     default -> p.skipChildren();
@@ -264,6 +289,18 @@ final class OpenAiTurn {
                 }
             }
         }
+    }
+
+    /**
+     * The value at the parser as a tree's {@code asInt(0)} reads it: an int as it is, without making
+     * a tree (and the context that reads one) of it; anything else through a tree.
+     */
+    private static int index(JsonParser p, JsonToken t) throws IOException {
+        if (t == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT) {
+            return p.getIntValue();
+        }
+        JsonNode tree = p.readValueAsTree();
+        return tree.asInt(0);
     }
 
     /** The string at the parser, or null (the value skipped) when it is not a string. */
@@ -342,6 +379,7 @@ final class OpenAiTurn {
      * Refused when a tool call never got a name.
      */
     void complete() throws Refused {
+        parser.drop();
         closeReasoning();
         if (messageId != null) {
             ctx.emit(new Event.MessageCompleted(messageId, text.toString(), List.of()));

@@ -117,13 +117,13 @@ class LoopUpstreamPoolTest {
                 List.of(Map.entry("Content-Type", "application/json")), "the test server", Duration.ofSeconds(5),
                 () -> false, new LoopStream.Listener() {
                     @Override
-                    public void onEvent(LoopStream stream, UpstreamHttp.Sse event) {
-                        if (event.data().equals("[DONE]")) {
+                    public void onEvent(LoopStream stream, UpstreamHttp.SseView event) {
+                        if (event.is("[DONE]")) {
                             if (stream.done()) {
                                 answer.complete(text.toString());
                             }
                         } else {
-                            text.append(event.data());
+                            text.append(event.text());
                         }
                     }
 

@@ -3,9 +3,14 @@ package dev.switchboard.runtime.openai;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.Json;
 import dev.switchboard.core.Role;
+import dev.switchboard.core.UpstreamHttp;
 import dev.switchboard.core.testing.RecordingRunContext;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -15,9 +20,30 @@ class OpenAiTurnTest {
     private final RecordingRunContext ctx = new RecordingRunContext();
     private final OpenAiTurn turn = new OpenAiTurn(ctx, "configured-model");
 
+    /** Hands the turn each data as the model's stream brings it: an event's bytes, through {@link UpstreamHttp.SseLines}. */
     private void chunks(String... data) throws OpenAiTurn.Refused {
         for (String d : data) {
-            turn.onData(d);
+            StringBuilder stream = new StringBuilder();
+            for (String line : d.split("\n", -1)) {
+                stream.append("data: ").append(line).append('\n');
+            }
+            stream.append('\n');
+            OpenAiTurn.Refused[] refused = new OpenAiTurn.Refused[1];
+            try {
+                new UpstreamHttp.SseLines().take(ByteBuffer.wrap(stream.toString().getBytes(StandardCharsets.UTF_8)),
+                        event -> {
+                            try {
+                                turn.onData(event);
+                            } catch (OpenAiTurn.Refused r) {
+                                refused[0] = r;
+                            }
+                        }, () -> refused[0] == null);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            if (refused[0] != null) {
+                throw refused[0];
+            }
         }
     }
 
@@ -110,10 +136,33 @@ class OpenAiTurnTest {
     }
 
     @Test
+    void aByteThatIsNotUtf8SpoilsItsCharacterNotTheAnswer() throws Exception {
+        chunks(content("Le "));
+        byte[] bad = "data: {\"choices\":[{\"delta\":{\"content\":\"caf\u00e9 X\"}}]}\n\n".getBytes(StandardCharsets.UTF_8);
+        int x = new String(bad, StandardCharsets.ISO_8859_1).indexOf('X');
+        bad[x] = (byte) 0xff;
+        OpenAiTurn.Refused[] refused = new OpenAiTurn.Refused[1];
+        new UpstreamHttp.SseLines().take(ByteBuffer.wrap(bad), event -> {
+            try {
+                turn.onData(event);
+            } catch (OpenAiTurn.Refused r) {
+                refused[0] = r;
+            }
+        }, () -> true);
+
+        assertThat(refused[0]).isNull();
+        chunks(content("and on"));
+        assertThat(ctx.events(Event.TextDelta.class)).extracting(Event.TextDelta::delta)
+                .containsExactly("Le ", "caf\u00e9 \ufffd", "and on");
+    }
+
+    @Test
     void aChunkIsReadAsATreeWouldReadIt() throws Exception {
         chunks("{\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"b\"}}]}",
                 "{\"choices\":[{\"delta\":{\"content\":\"skip\"},\"index\":1},{\"delta\":{\"content\":\"x\"},\"index\":0}]}",
                 "{\"choices\":[7,\"s\",[1],null,{\"index\":\"0\",\"delta\":{\"content\":\"y\"}}]}",
+                "{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"w\"},\"index\":0},{\"index\":2.0,\"delta\":{\"content\":\"no\"}}]}",
+                "{\"choices\":[{\"index\":4294967296,\"delta\":{\"content\":\"v\"}},{\"index\":true,\"delta\":{\"content\":\"no\"}}]}",
                 "{\"choices\":[{\"delta\":{\"content\":5,\"reasoning\":{\"a\":1}}}]}",
                 "{\"choices\":[{\"delta\":{\"content\":\"gone\"},\"delta\":[]}]}",
                 "{\"x\":{\"choices\":[{\"delta\":{\"content\":\"no\"}}]},\"choices\":[{\"delta\":{\"content\":\"z\","
@@ -121,7 +170,7 @@ class OpenAiTurnTest {
                 "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":[1]}");
         turn.complete();
 
-        assertThat(ctx.events(Event.TextDelta.class)).extracting(Event.TextDelta::delta).containsExactly("b", "x", "y", "z");
+        assertThat(ctx.events(Event.TextDelta.class)).extracting(Event.TextDelta::delta).containsExactly("b", "x", "y", "w", "v", "z");
         assertThat(ctx.events(Event.ReasoningStarted.class)).isEmpty();
         assertThat(ctx.events(Event.Usage.class)).isEmpty();
         assertThat(turn.responseModel()).isNull();
