@@ -926,6 +926,67 @@ class ConversationHubTest {
     }
 
     @Test
+    void newConversationsThatStartWhileAReservationIsBeingStoredHaveTheirsStoredTogetherInTheNextWrite()
+            throws Exception {
+        hub.close();
+        runtime.startsWithoutWaiting = true;
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.CountDownLatch letFirst = new java.util.concurrent.CountDownLatch(1);
+        List<List<String>> writes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ConversationStore slow = reservingThrough(inner, batch -> {
+            writes.add(batch.reservations().stream().map(StoreBatch.Reservation::conversationId).toList());
+            if (writes.size() == 1) {
+                assertThat(letFirst.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            }
+        });
+        int others = 9;
+        try (ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
+            List<RecordingSubscriber> subscribers = new ArrayList<>();
+            for (int i = 0; i <= others; i++) {
+                RecordingSubscriber s = new RecordingSubscriber() {
+                    @Override
+                    public boolean deliver(Envelope e) {
+                        assertThat(inner.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
+                                .isGreaterThanOrEqualTo(e.seq());
+                        return super.deliver(e);
+                    }
+                };
+                subscribers.add(s);
+                own.submit(ask("new-" + i, "hello"), s);
+                ManualRuntime.Started run = runtime.runs.poll();
+                assertThat(run).as("started here").isNotNull();
+                run.ctx().emit(new Event.TextDelta("m", "x" + i));
+                run.ctx().finish();
+                if (i == 0) {
+                    long deadline = System.nanoTime() + WAIT.toNanos();
+                    while (writes.isEmpty() && System.nanoTime() < deadline) {
+                        Thread.sleep(5);
+                    }
+                    assertThat(writes).as("the first reservation is on its way").hasSize(1);
+                }
+            }
+            Thread.sleep(100);
+            assertThat(writes).as("the others wait for the write on its way").hasSize(1);
+            assertThat(subscribers).allMatch(s -> s.pending().isEmpty());
+
+            letFirst.countDown();
+            for (int i = 0; i <= others; i++) {
+                assertThat(subscribers.get(i).until(Event::terminal, WAIT)).as("conversation new-" + i)
+                        .extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
+            }
+            assertThat(writes).as("one write for the first, one for the nine that came while it was stored")
+                    .hasSize(2);
+            assertThat(writes.get(0)).containsExactly("new-0");
+            assertThat(writes.get(1)).containsExactlyInAnyOrderElementsOf(
+                    java.util.stream.IntStream.rangeClosed(1, others).mapToObj(i -> "new-" + i).toList());
+            own.flushed().get(5, TimeUnit.SECONDS);
+            for (int i = 0; i <= others; i++) {
+                assertThat(inner.events("new-" + i, 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
+            }
+        }
+    }
+
+    @Test
     void eventsWithinTheReservationOnItsWayAreShownOnceItIsStoredAndThoseAfterInOrder() throws Exception {
         hub.close();
         runtime.startsWithoutWaiting = true;

@@ -84,6 +84,10 @@ public final class Emitter {
     private final ConversationTable table;
     /** The cluster this node is part of; null when it runs alone. */
     private final ClusterLink cluster;
+    /** Conversations whose next reservation waits for a worker to store it (see reserveBehind). */
+    private final ArrayDeque<ConversationState> toReserve = new ArrayDeque<>();
+    /** Whether a worker is storing reservations (reserveQueued); guarded by {@link #toReserve}. */
+    private boolean storingReservations;
 
     public Emitter(ConversationStore store, StoreWriter writer, Executor workers, LongSupplier clock,
                    ConversationTable table, ClusterLink cluster) {
@@ -476,28 +480,60 @@ public final class Emitter {
      * stored, then reach everyone in order, in one burst. A failed write is tried again, at growing
      * intervals up to {@value #RESERVE_RETRY_MAX_MS} ms, while the hub runs: until it is stored the
      * events stay unseen, as a client must never see a seq that a crash could give again.
+     *
+     * <p>One worker at a time stores reservations, every one asked for meanwhile in one write (see
+     * {@link #reserveQueued}): many new conversations at once (a thousand clients that connect
+     * together) make a few transactions rather than one each, handed from worker to worker through
+     * the store's lock.
      */
     void reserveBehind(ConversationState c) {
-        workers.execute(LogContext.wrap(c.id, null, () -> reserveNow(c)));
+        synchronized (toReserve) {
+            toReserve.add(c);
+            if (storingReservations) {
+                return;
+            }
+            storingReservations = true;
+        }
+        workers.execute(this::reserveQueued);
     }
 
-    private void reserveNow(ConversationState c) {
+    /**
+     * On a worker: stores the reservations of every conversation in {@link #toReserve}, all in one
+     * write, then shows what waited for them; again while more were asked for meanwhile, or a
+     * conversation's events passed the reservation stored (emitLocked moved its mark), or the write
+     * failed (those it was for are tried again with those asked for since).
+     */
+    private void reserveQueued() {
         long pauseMs = 50;
+        List<ConversationState> batch = new ArrayList<>();
         while (true) {
-            long upTo;
-            synchronized (c) {
-                upTo = c.reserving;
+            synchronized (toReserve) {
+                batch.addAll(toReserve);
+                toReserve.clear();
+                if (batch.isEmpty()) {
+                    storingReservations = false;
+                    return;
+                }
+            }
+            long[] upTo = new long[batch.size()];
+            StoreBatch write = new StoreBatch();
+            for (int i = 0; i < batch.size(); i++) {
+                ConversationState c = batch.get(i);
+                synchronized (c) {
+                    upTo[i] = c.reserving;
+                }
+                write.reserve(c.id, upTo[i]);
             }
             try {
-                store.write(new StoreBatch().reserve(c.id, upTo));
+                store.write(write);
             } catch (RuntimeException e) {
                 if (workers instanceof java.util.concurrent.ExecutorService pool && pool.isShutdown()) {
                     // The hub has stopped (see awaitReservations): nothing would store the events now.
-                    log.error("could not store a seq reservation of conversation {}; the hub has stopped", c.id, e);
+                    log.error("could not store the seq reservations of {}; the hub has stopped", named(batch), e);
                     return;
                 }
-                log.error("could not store a seq reservation of conversation {}; its new events wait for it,"
-                        + " trying again in {} ms", c.id, pauseMs, e);
+                log.error("could not store the seq reservations of {}; their new events wait for them,"
+                        + " trying again in {} ms", named(batch), pauseMs, e);
                 try {
                     Thread.sleep(pauseMs);
                 } catch (InterruptedException stopping) {
@@ -507,18 +543,36 @@ public final class Emitter {
                 pauseMs = Math.min(RESERVE_RETRY_MAX_MS, pauseMs * 2);
                 continue;
             }
-            try (DeliveryBurst burst = DeliveryBurst.open()) {
-                synchronized (c) {
-                    c.reserved = Math.max(c.reserved, upTo);
-                    releaseHeldLocked(c);
-                    if (c.reserving == upTo) {
-                        c.reserving = 0;
-                        return;
+            pauseMs = 50;
+            int again = 0;
+            for (int i = 0; i < batch.size(); i++) {
+                ConversationState c = batch.get(i);
+                // A burst a conversation: its subscribers are woken as soon as its events are out.
+                try (DeliveryBurst burst = DeliveryBurst.open()) {
+                    synchronized (c) {
+                        c.reserved = Math.max(c.reserved, upTo[i]);
+                        releaseHeldLocked(c);
+                        if (c.reserving == upTo[i]) {
+                            c.reserving = 0;
+                        } else {
+                            // Events past it came meanwhile: reserve for them too, in the next write.
+                            batch.set(again++, c);
+                        }
                     }
                 }
             }
-            // Events past it came meanwhile (emitLocked moved the mark): reserve for them too.
+            batch.subList(again, batch.size()).clear();
         }
+    }
+
+    /** The conversations for a log line: their ids, the first few of many. */
+    private static String named(List<ConversationState> batch) {
+        StringBuilder ids = new StringBuilder();
+        for (int i = 0; i < Math.min(batch.size(), 5); i++) {
+            ids.append(i == 0 ? "" : ", ").append(batch.get(i).id);
+        }
+        return batch.size() == 1 ? "conversation " + ids
+                : Plural.of(batch.size(), "conversation") + " (" + ids + (batch.size() > 5 ? ", …)" : ")");
     }
 
     /**
