@@ -109,14 +109,7 @@ class ConversationHubTest {
 
     @Test
     void eventsGetConsecutiveSeqWhoseReservationIsStoredBeforeDeliveryAndAreStoredBehind() throws Exception {
-        RecordingSubscriber storedCheck = new RecordingSubscriber() {
-            @Override
-            public boolean deliver(Envelope e) {
-                assertThat(store.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
-                        .isGreaterThanOrEqualTo(e.seq());
-                return super.deliver(e);
-            }
-        };
+        RecordingSubscriber storedCheck = shownOnceReserved(store);
         hub.submit(ask("c1", "hello"), storedCheck);
         ManualRuntime.Started run = runtime.next();
         run.ctx().emit(new Event.MessageStarted("m1", Role.ASSISTANT));
@@ -848,6 +841,24 @@ class ConversationHubTest {
         assertThat(runtime.runs).isEmpty();
     }
 
+    /** A subscriber that checks, as each event reaches it, that {@code store} holds a reservation of its seq. */
+    private static RecordingSubscriber shownOnceReserved(InMemoryConversationStore store) {
+        return shownOnceReserved(store, Principal.ANONYMOUS, true, Integer.MAX_VALUE);
+    }
+
+    /** As {@link #shownOnceReserved(InMemoryConversationStore)}, with these of {@link RecordingSubscriber}'s settings. */
+    private static RecordingSubscriber shownOnceReserved(InMemoryConversationStore store, Principal principal,
+                                                         boolean answersApprovals, int capacity) {
+        return new RecordingSubscriber(principal, answersApprovals, capacity) {
+            @Override
+            public boolean deliver(Envelope e) {
+                assertThat(store.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
+                        .isGreaterThanOrEqualTo(e.seq());
+                return super.deliver(e);
+            }
+        };
+    }
+
     /** What a test does to a write of seq reservations before the store takes it. */
     @FunctionalInterface
     private interface ReservationHook {
@@ -884,14 +895,7 @@ class ConversationHubTest {
                 throw new IllegalStateException("disk full (the first try)");
             }
         });
-        RecordingSubscriber a = new RecordingSubscriber() {
-            @Override
-            public boolean deliver(Envelope e) {
-                assertThat(inner.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
-                        .isGreaterThanOrEqualTo(e.seq());
-                return super.deliver(e);
-            }
-        };
+        RecordingSubscriber a = shownOnceReserved(inner);
         try (LogCapture logs = LogCapture.of(ConversationHub.class);
              ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
             own.submit(ask("brand-new", "one"), a);
@@ -943,14 +947,7 @@ class ConversationHubTest {
         try (ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
             List<RecordingSubscriber> subscribers = new ArrayList<>();
             for (int i = 0; i <= others; i++) {
-                RecordingSubscriber s = new RecordingSubscriber() {
-                    @Override
-                    public boolean deliver(Envelope e) {
-                        assertThat(inner.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
-                                .isGreaterThanOrEqualTo(e.seq());
-                        return super.deliver(e);
-                    }
-                };
+                RecordingSubscriber s = shownOnceReserved(inner);
                 subscribers.add(s);
                 own.submit(ask("new-" + i, "hello"), s);
                 ManualRuntime.Started run = runtime.runs.poll();
@@ -1042,14 +1039,7 @@ class ConversationHubTest {
             reservedUpTo.add(batch.reservations().get(0).upTo());
         });
         int deltas = 65_536 + 10;
-        RecordingSubscriber a = new RecordingSubscriber(Principal.of("alice"), true, deltas + 10) {
-            @Override
-            public boolean deliver(Envelope e) {
-                assertThat(inner.lastSeq(e.conversationId())).as("reserved before seq " + e.seq() + " is shown")
-                        .isGreaterThanOrEqualTo(e.seq());
-                return super.deliver(e);
-            }
-        };
+        RecordingSubscriber a = shownOnceReserved(inner, Principal.of("alice"), true, deltas + 10);
         try (ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
             own.submit(ask("long", "one"), a);
             ManualRuntime.Started run = runtime.runs.poll();

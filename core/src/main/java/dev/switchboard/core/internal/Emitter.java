@@ -57,6 +57,8 @@ public final class Emitter {
     static final int TO_STORE_HINT_MAX = 1024;
     /** How many seqs one reservation covers: a store write before every this many events of a conversation. */
     static final long RESERVATION = 1 << 16;
+    /** The first pause before a reservation a worker stores is tried again (see {@link #reserveBehind}). */
+    static final long RESERVE_RETRY_FIRST_MS = 50;
     /** The longest pause between tries of a reservation a worker stores (see {@link #reserveBehind}). */
     static final long RESERVE_RETRY_MAX_MS = 5_000;
     /** History messages of other nodes' runs a conversation keeps until the store surely has them. */
@@ -504,7 +506,7 @@ public final class Emitter {
      * failed (those it was for are tried again with those asked for since).
      */
     private void reserveQueued() {
-        long pauseMs = 50;
+        long pauseMs = RESERVE_RETRY_FIRST_MS;
         List<ConversationState> batch = new ArrayList<>();
         while (true) {
             synchronized (toReserve) {
@@ -543,7 +545,7 @@ public final class Emitter {
                 pauseMs = Math.min(RESERVE_RETRY_MAX_MS, pauseMs * 2);
                 continue;
             }
-            pauseMs = 50;
+            pauseMs = RESERVE_RETRY_FIRST_MS;
             int again = 0;
             for (int i = 0; i < batch.size(); i++) {
                 ConversationState c = batch.get(i);
