@@ -7,7 +7,8 @@ package dev.switchboard.core;
  * <p>{@link #deliver} is called on the thread that emits the event, under its conversation's
  * lock, and must not block: a subscriber queues the event for its own thread and answers
  * {@code false} when its bounded queue is full, after which the hub drops it and calls
- * {@link #overflowed()}.
+ * {@link #overflowed()}. One that throws instead is logged and dropped the same way: it missed
+ * the event, which still reaches every other subscriber and the store.
  */
 public interface Subscriber {
 

@@ -409,6 +409,42 @@ class ConversationHubTest {
         assertThat(slow.pending()).hasSize(2);
     }
 
+    /** A subscriber whose {@code deliver} throws at the event with this seq (and after it). */
+    private static RecordingSubscriber throwingAt(long seq) {
+        return new RecordingSubscriber() {
+            @Override
+            public boolean deliver(Envelope e) {
+                if (e.seq() >= seq) {
+                    throw new IllegalStateException("a plugin's bug at seq " + e.seq());
+                }
+                return super.deliver(e);
+            }
+        };
+    }
+
+    @Test
+    void aSubscriberThatThrowsIsDroppedAsOneThatFellBehindAndTheEventStillReachesTheOthersAndTheStore()
+            throws Exception {
+        RecordingSubscriber broken = throwingAt(3);
+        RecordingSubscriber other = new RecordingSubscriber();
+        try (LogCapture logs = LogCapture.of(ConversationHub.class)) {
+            hub.submit(ask("c1", "hi"), broken);
+            ManualRuntime.Started run = runtime.next();
+            hub.submit(new Command.Subscribe("c1", 1, false), other);
+            for (int i = 0; i < 4; i++) {
+                run.ctx().emit(new Event.StepStarted("s" + i));
+            }
+            run.ctx().finish();
+            List<Envelope> got = other.until(Event::terminal, WAIT);
+            assertThat(got).extracting(Envelope::seq).containsExactly(2L, 3L, 4L, 5L, 6L);
+            assertThat(broken.isOverflowed()).as("told it is dropped").isTrue();
+            assertThat(broken.pending()).extracting(Envelope::seq).containsExactly(1L, 2L);
+            assertThat(logs.messages(Level.ERROR)).anyMatch(m -> m.contains("seq 3") && m.contains("c1"));
+            hub.flushed().get(5, TimeUnit.SECONDS);
+            assertThat(store.events("c1", 0, 100)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+        }
+    }
+
     @Test
     void aRunGoesOnAfterItsClientDisconnects() throws Exception {
         RecordingSubscriber a = new RecordingSubscriber();
@@ -980,6 +1016,63 @@ class ConversationHubTest {
             for (int i = 0; i <= others; i++) {
                 assertThat(inner.events("new-" + i, 0, 10)).extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
             }
+        }
+    }
+
+    @Test
+    void aSubscriberThatThrowsWhileItsEventsWaitedForTheirReservationKeepsNoOtherConversationWaiting()
+            throws Exception {
+        hub.close();
+        runtime.startsWithoutWaiting = true;
+        InMemoryConversationStore inner = new InMemoryConversationStore();
+        java.util.concurrent.CountDownLatch letFirst = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger writes = new AtomicInteger();
+        ConversationStore slow = reservingThrough(inner, batch -> {
+            if (writes.incrementAndGet() == 1) {
+                assertThat(letFirst.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            }
+        });
+        try (LogCapture logs = LogCapture.of(ConversationHub.class);
+             ConversationHub own = ConversationHub.builder().store(slow).runtime(runtime).build()) {
+            // "first" holds the store's first write; the three after it wait, to be stored together.
+            List<RecordingSubscriber> subscribers = new ArrayList<>();
+            for (String id : List.of("first", "broken", "second", "third")) {
+                RecordingSubscriber s = id.equals("broken") ? throwingAt(2) : new RecordingSubscriber();
+                subscribers.add(s);
+                own.submit(ask(id, "hello"), s);
+                ManualRuntime.Started run = runtime.runs.poll();
+                assertThat(run).as("started here").isNotNull();
+                run.ctx().emit(new Event.TextDelta("m", id));
+                run.ctx().finish();
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (writes.get() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+            }
+            letFirst.countDown();
+            for (int i : new int[] {0, 2, 3}) {
+                assertThat(subscribers.get(i).until(Event::terminal, WAIT)).extracting(Envelope::seq)
+                        .containsExactly(1L, 2L, 3L);
+            }
+            RecordingSubscriber broken = subscribers.get(1);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!broken.isOverflowed() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(broken.isOverflowed()).isTrue();
+            assertThat(broken.pending()).extracting(Envelope::seq).containsExactly(1L);
+            assertThat(logs.messages(Level.ERROR)).anyMatch(m -> m.contains("broken"));
+
+            RecordingSubscriber later = new RecordingSubscriber();
+            own.submit(ask("later", "hello"), later);
+            ManualRuntime.Started run = runtime.runs.poll();
+            assertThat(run).isNotNull();
+            run.ctx().finish();
+            assertThat(later.until(Event::terminal, WAIT)).as("a new conversation after it is stored and shown")
+                    .extracting(Envelope::seq).containsExactly(1L, 2L);
+            own.flushed().get(5, TimeUnit.SECONDS);
+            assertThat(inner.events("broken", 0, 10)).as("the events it missed are stored")
+                    .extracting(Envelope::seq).containsExactly(1L, 2L, 3L);
         }
     }
 

@@ -553,7 +553,13 @@ public final class Emitter {
                 try (DeliveryBurst burst = DeliveryBurst.open()) {
                     synchronized (c) {
                         c.reserved = Math.max(c.reserved, upTo[i]);
-                        releaseHeldLocked(c);
+                        try {
+                            releaseHeldLocked(c);
+                        } catch (RuntimeException e) {
+                            // Not the others' to pay for: their events wait for this task too.
+                            log.error("could not show all the events of conversation {} that waited for its seq"
+                                    + " reservation", c.id, e);
+                        }
                         if (c.reserving == upTo[i]) {
                             c.reserving = 0;
                         } else {
@@ -588,22 +594,28 @@ public final class Emitter {
             return;
         }
         int i = 0;
-        for (; i < held.size(); i++) {
-            Object o = held.get(i);
-            if (o instanceof Held h) {
-                if (h.env.seq() > c.reserved) {
-                    break;
+        try {
+            while (i < held.size()) {
+                Object o = held.get(i);
+                if (o instanceof Held h) {
+                    if (h.env.seq() > c.reserved) {
+                        break;
+                    }
+                    // Counted out before it is shown: one that fails on its way is never shown twice.
+                    i++;
+                    // Nothing is held in a cluster, so there is no prepared form to publish to it.
+                    publishLocked(c, h.env, null, h.write, h.after);
+                } else {
+                    i++;
+                    enqueueLocked(c, o);
                 }
-                // Nothing is held in a cluster, so there is no prepared form to publish to it.
-                publishLocked(c, h.env, null, h.write, h.after);
-            } else {
-                enqueueLocked(c, o);
             }
-        }
-        if (i == held.size()) {
-            c.unreserved = null;
-        } else {
-            held.subList(0, i).clear();
+        } finally {
+            if (i == held.size()) {
+                c.unreserved = null;
+            } else {
+                held.subList(0, i).clear();
+            }
         }
     }
 
@@ -742,11 +754,36 @@ public final class Emitter {
         List<Subscriber> subs = c.subscribers;
         for (int i = 0; i < subs.size(); i++) {
             Subscriber s = subs.get(i);
-            if (!s.deliver(env)) {
+            if (!took(s, env)) {
                 subs.remove(i--);
                 table.leave(s, c.id);
-                s.overflowed();
+                tellOverflowed(s, env);
             }
+        }
+    }
+
+    /**
+     * Delivers an event to a subscriber, live or replayed: whether it took it. One that throws did
+     * not, and is dropped as one that fell behind: a live event still reaches the others and the
+     * store, and the thread that delivers it (a runtime's, or the worker that shows events once their
+     * reservation is stored, for many conversations) goes on.
+     */
+    static boolean took(Subscriber s, Envelope env) {
+        try {
+            return s.deliver(env);
+        } catch (RuntimeException e) {
+            log.error("a {} subscriber failed to take seq {} of conversation {}; it is dropped as one that fell behind",
+                    s.dialect(), env.seq(), env.conversationId(), e);
+            return false;
+        }
+    }
+
+    /** Tells a dropped subscriber so ({@link Subscriber#overflowed}); one that throws is logged. */
+    static void tellOverflowed(Subscriber s, Envelope env) {
+        try {
+            s.overflowed();
+        } catch (RuntimeException e) {
+            log.error("a {} subscriber dropped from conversation {} failed to close", s.dialect(), env.conversationId(), e);
         }
     }
 

@@ -147,8 +147,8 @@ public final class Replay {
                     // The tail has it, or (in a cluster) will once this node applies it: it comes from there.
                     break;
                 }
-                if (!s.deliver(e)) {
-                    s.overflowed();
+                if (!Emitter.took(s, e)) {
+                    Emitter.tellOverflowed(s, e);
                     return;
                 }
                 cursor = e.seq();
@@ -177,8 +177,8 @@ public final class Replay {
         if (from >= 0) {
             for (Envelope e : c.tail) {
                 if (e.seq() > cursor) {
-                    if (!s.deliver(e)) {
-                        s.overflowed();
+                    if (!Emitter.took(s, e)) {
+                        Emitter.tellOverflowed(s, e);
                         return -1;
                     }
                     cursor = e.seq();
@@ -197,8 +197,8 @@ public final class Replay {
                     continue;
                 }
                 for (Envelope e : read(c, a.seq() - 1, 1)) {
-                    if (e.seq() == a.seq() && !s.deliver(e)) {
-                        s.overflowed();
+                    if (e.seq() == a.seq() && !Emitter.took(s, e)) {
+                        Emitter.tellOverflowed(s, e);
                         return -1;
                     }
                 }
