@@ -41,7 +41,14 @@ public final class ConversationTable {
     /** Whether a conversation this node creates keeps its short history in memory (see the constructor). */
     private final boolean keepHistory;
     private final Map<String, ConversationState> conversations = new ConcurrentHashMap<>();
-    private final Map<Subscriber, Set<String>> memberships = new ConcurrentHashMap<>();
+    /**
+     * The conversations each subscriber joined: the id itself while it is one (as most connections
+     * join one), a concurrent set of ids from the second on. A set of its own for every connection
+     * was some 240 bytes more a connection, kept as long as it lives and copied by every young
+     * collection while it is young. Changed in {@code compute} calls, so an id and the set that
+     * replaces it never race; read without a lock.
+     */
+    private final Map<Subscriber, Object> memberships = new ConcurrentHashMap<>();
     /** Approvals a run or an outside asker waits for, by approval id. */
     final Map<String, PendingApproval> awaited = new ConcurrentHashMap<>();
     /**
@@ -301,33 +308,61 @@ public final class ConversationTable {
 
     /** Records that the subscriber joins the conversation. */
     void enter(Subscriber s, String conversationId) {
-        memberships.computeIfAbsent(s, k -> ConcurrentHashMap.newKeySet()).add(conversationId);
+        memberships.compute(s, (k, joined) -> {
+            if (joined == null || joined.equals(conversationId)) {
+                return conversationId;
+            }
+            Set<String> ids = idsOf(joined);
+            ids.add(conversationId);
+            return ids;
+        });
+    }
+
+    /** The set of ids that {@code joined} ({@link #memberships}' value) is, or becomes from one id. */
+    @SuppressWarnings("unchecked")
+    private static Set<String> idsOf(Object joined) {
+        if (joined instanceof String one) {
+            Set<String> ids = ConcurrentHashMap.newKeySet();
+            ids.add(one);
+            return ids;
+        }
+        return (Set<String>) joined;
     }
 
     /** Forgets that the subscriber joined the conversation; its caller removes it from the subscribers. */
     void leave(Subscriber s, String conversationId) {
-        Set<String> joined = memberships.get(s);
-        if (joined != null) {
-            joined.remove(conversationId);
-        }
+        memberships.computeIfPresent(s, (k, joined) -> {
+            if (joined instanceof String one) {
+                return one.equals(conversationId) ? null : one;
+            }
+            idsOf(joined).remove(conversationId);
+            return joined;
+        });
     }
 
     boolean memberOf(Subscriber s, String conversationId) {
-        Set<String> joined = memberships.get(s);
-        return joined != null && joined.contains(conversationId);
+        Object joined = memberships.get(s);
+        return joined != null && (joined.equals(conversationId)
+                || !(joined instanceof String) && idsOf(joined).contains(conversationId));
     }
 
     /** The subscriber leaves every conversation it joined. */
     public void leaveAll(Subscriber s) {
-        Set<String> joined = memberships.remove(s);
-        if (joined != null) {
-            for (String id : joined) {
-                ConversationState c = conversations.get(id);
-                if (c != null) {
-                    synchronized (c) {
-                        c.subscribers.remove(s);
-                    }
-                }
+        Object joined = memberships.remove(s);
+        if (joined instanceof String one) {
+            leave(s, conversations.get(one));
+        } else if (joined != null) {
+            for (String id : idsOf(joined)) {
+                leave(s, conversations.get(id));
+            }
+        }
+    }
+
+    /** Removes the subscriber from the conversation's subscribers, if it is in memory. */
+    private static void leave(Subscriber s, ConversationState c) {
+        if (c != null) {
+            synchronized (c) {
+                c.subscribers.remove(s);
             }
         }
     }

@@ -439,8 +439,11 @@ public final class HttpRouter extends SimpleChannelInboundHandler<FullHttpReques
         }
         String client = clientKey(ctx, principal);
         WireAdapter dialect = chosen;
+        ConnectionLimits places = limits;
         withPlace(ctx, req, client, () -> {
-            ctx.channel().closeFuture().addListener(f -> limits.release(client));
+            // Not this router's field: the listener lives as long as the connection, which the router
+            // leaves once it is upgraded, and would keep it.
+            ctx.channel().closeFuture().addListener(f -> places.release(client));
             openWebSocket(ctx, req, uri, path, handshaker, principal, client, dialect);
         });
     }

@@ -5,15 +5,12 @@ import dev.switchboard.core.Envelope;
 import dev.switchboard.core.Event;
 import dev.switchboard.core.GatewayError;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.util.internal.PlatformDependent;
+import org.jctools.queues.varhandle.unpadded.MpscChunkedVarHandleUnpaddedArrayQueue;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Queue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -32,16 +29,27 @@ final class Outbox {
     /**
      * Slots a chunk of {@link #queue} holds: a full chunk links a new one and the reader drops those
      * it has passed, so a busy queue allocates an array of this many slots where a linked queue
-     * allocates a node an event.
+     * allocates a node an event. The queue lives as long as its connection, with one chunk at least:
+     * small chunks keep that small (a chunk of 16 is 80 bytes, of 64 some 270), for about a byte an
+     * event more of chunks made.
      */
-    private static final int QUEUE_CHUNK = 64;
+    private static final int QUEUE_CHUNK = 16;
     /** The most items the queue itself takes (the largest it can be); the outbox's bounds are far below it. */
     private static final int MAX_QUEUED = 1 << 30;
     private static final VarHandle QUEUE;
+    private static final VarHandle SIZE;
+    private static final VarHandle BYTES;
+    private static final VarHandle SCHEDULED;
+    private static final VarHandle OVERFLOW_REPORTED;
 
     static {
         try {
-            QUEUE = MethodHandles.lookup().findVarHandle(Outbox.class, "queue", Queue.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            QUEUE = lookup.findVarHandle(Outbox.class, "queue", Queue.class);
+            SIZE = lookup.findVarHandle(Outbox.class, "size", int.class);
+            BYTES = lookup.findVarHandle(Outbox.class, "bytes", long.class);
+            SCHEDULED = lookup.findVarHandle(Outbox.class, "scheduled", boolean.class);
+            OVERFLOW_REPORTED = lookup.findVarHandle(Outbox.class, "overflowReported", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -50,12 +58,22 @@ final class Outbox {
     /**
      * Envelopes to send, {@link Primed} batches and {@link Refusal}s: many producers (the threads
      * that emit), one consumer (the event loop). Made by the first item, so a connection that is
-     * sent nothing costs no queue.
+     * sent nothing costs no queue; without the padding of Netty's queues (some 580 bytes a queue
+     * that keeps its ends' counters on cache lines of their own), which a connection's queue, whose
+     * producer is most often the consumer's own thread, gains little from.
      */
     private volatile Queue<Object> queue;
-    private final AtomicInteger size = new AtomicInteger();
-    private final AtomicLong bytes = new AtomicLong();
-    private final AtomicBoolean scheduled = new AtomicBoolean();
+    /*
+     * The counters below are fields, changed through VarHandles, rather than atomic objects of their
+     * own: each of those would be an object more that every connection keeps, and that every young
+     * collection copies while the connection is young.
+     */
+    /** Events queued (see {@link #SIZE}). */
+    private volatile int size;
+    /** Their estimated bytes (see {@link #BYTES}). */
+    private volatile long bytes;
+    /** Whether a drain is scheduled (see {@link #SCHEDULED}). */
+    private volatile boolean scheduled;
     /**
      * The scheduled drain waits for the end of a burst on the emitting thread ({@link DeliveryBurst}):
      * an offer that finds the queue half full schedules it at once.
@@ -82,7 +100,7 @@ final class Outbox {
      */
     private volatile boolean full;
     /** Set by the first {@link #overflowed}: the overflow is counted, and the connection ended, once. */
-    private final AtomicBoolean overflowReported = new AtomicBoolean();
+    private volatile boolean overflowReported;
     private boolean paused = true;
 
     /**
@@ -146,7 +164,7 @@ final class Outbox {
      * ends the connection (the hub tells a subscriber each time it refuses an event).
      */
     boolean overflowed() {
-        if (!overflowReported.compareAndSet(false, true)) {
+        if (!OVERFLOW_REPORTED.compareAndSet(this, false, true)) {
             return false;
         }
         if (delivery.overflows() != null) {
@@ -173,15 +191,15 @@ final class Outbox {
             return false;
         }
         long cost = estimate(e);
-        if (size.incrementAndGet() > maxEvents || bytes.addAndGet(cost) > maxBytes) {
-            size.decrementAndGet();
-            bytes.addAndGet(-cost);
+        if (addSize(1) > maxEvents || addBytes(cost) > maxBytes) {
+            addSize(-1);
+            addBytes(-cost);
             full = true;
             return false;
         }
         queue().add(e);
         schedule();
-        if (drainHeld && (size.get() > maxEvents / 2 || bytes.get() > maxBytes / 2)) {
+        if (drainHeld && (size > maxEvents / 2 || bytes > maxBytes / 2)) {
             // Held back no longer: a burst may delay what the client reads, never overflow its queue.
             drainHeld = false;
             ctx.executor().execute(drainTask);
@@ -205,11 +223,21 @@ final class Outbox {
         }
     }
 
+    /** Adds {@code n} to {@link #size} at once; the sum. */
+    private int addSize(int n) {
+        return (int) SIZE.getAndAdd(this, n) + n;
+    }
+
+    /** Adds {@code n} to {@link #bytes} at once; the sum. */
+    private long addBytes(long n) {
+        return (long) BYTES.getAndAdd(this, n) + n;
+    }
+
     /** The queue, made by the first producer that needs it. */
     private Queue<Object> queue() {
         Queue<Object> q = queue;
         if (q == null) {
-            q = PlatformDependent.newMpscQueue(QUEUE_CHUNK, MAX_QUEUED);
+            q = new MpscChunkedVarHandleUnpaddedArrayQueue<>(QUEUE_CHUNK, MAX_QUEUED);
             if (!QUEUE.compareAndSet(this, null, q)) {
                 q = queue;
             }
@@ -222,7 +250,7 @@ final class Outbox {
      * is in a burst, at the burst's end.
      */
     private void schedule() {
-        if (scheduled.compareAndSet(false, true)) {
+        if (SCHEDULED.compareAndSet(this, false, true)) {
             drainHeld = true;
             if (!DeliveryBurst.hold(ctx.executor(), drainTask)) {
                 drainHeld = false;
@@ -234,7 +262,7 @@ final class Outbox {
     /** Writes queued events while the channel is writable; on the event loop. */
     void drain() {
         drainHeld = false;
-        scheduled.set(false);
+        scheduled = false;
         if (paused || !open) {
             return;
         }
@@ -244,8 +272,8 @@ final class Outbox {
         Queue<Object> queue = this.queue;
         while (open && queue != null && ctx.channel().isWritable() && (item = queue.poll()) != null) {
             if (item instanceof Envelope e) {
-                size.decrementAndGet();
-                bytes.addAndGet(-estimate(e));
+                addSize(-1);
+                addBytes(-estimate(e));
                 encoder.accept(e);
                 wrote = true;
                 events++;
@@ -278,8 +306,8 @@ final class Outbox {
         Object item;
         while (queue != null && (item = queue.poll()) != null) {
             if (item instanceof Envelope e) {
-                size.decrementAndGet();
-                bytes.addAndGet(-estimate(e));
+                addSize(-1);
+                addBytes(-estimate(e));
             }
         }
     }
