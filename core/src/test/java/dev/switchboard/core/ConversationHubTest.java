@@ -320,6 +320,39 @@ class ConversationHubTest {
     }
 
     @Test
+    void aConnectionInSeveralConversationsAnswersTheirApprovalsAndOneThatJoinedOneOfThemOnlyThatOnes()
+            throws Exception {
+        RecordingSubscriber person = new RecordingSubscriber();
+        RecordingSubscriber watcher = new RecordingSubscriber();
+        List<ManualRuntime.Started> runs = new ArrayList<>();
+        List<CompletionStage<ApprovalDecision>> decisions = new ArrayList<>();
+        List<String> approvalIds = new ArrayList<>();
+        for (String id : List.of("c1", "c2", "c3")) {
+            hub.submit(ask(id, "report"), person);
+            ManualRuntime.Started run = runtime.next();
+            runs.add(run);
+            decisions.add(run.ctx().requestApproval(new ApprovalRequest("call_" + id, "t", "d", null, "r", RiskLevel.LOW)));
+            List<Envelope> got = person.until(e -> e.kind() == Event.Kind.APPROVAL_REQUESTED, WAIT);
+            approvalIds.add(((Event.ApprovalRequested) got.get(got.size() - 1).event()).approvalId());
+            if (id.equals("c1")) {
+                hub.submit(Command.Subscribe.live("c1"), watcher);
+            }
+        }
+        hub.submit(new Command.DecideApproval(approvalIds.get(1), true, null, null), watcher);
+        assertThat(watcher.nextError(WAIT).code()).as("not a member of c2").isEqualTo(ErrorCode.FORBIDDEN);
+        assertThat(decisions.get(1).toCompletableFuture()).isNotDone();
+
+        hub.submit(new Command.DecideApproval(approvalIds.get(0), true, null, null), watcher);
+        hub.submit(new Command.DecideApproval(approvalIds.get(1), false, null, null), person);
+        hub.submit(new Command.DecideApproval(approvalIds.get(2), true, null, null), person);
+        assertThat(decisions.get(0).toCompletableFuture().get(5, TimeUnit.SECONDS).approved()).isTrue();
+        assertThat(decisions.get(1).toCompletableFuture().get(5, TimeUnit.SECONDS).approved()).isFalse();
+        assertThat(decisions.get(2).toCompletableFuture().get(5, TimeUnit.SECONDS).approved()).isTrue();
+        assertThat(person.pendingErrors()).isEmpty();
+        runs.forEach(r -> r.ctx().finish());
+    }
+
+    @Test
     void anotherPrincipalCannotUseAConversation() throws Exception {
         RecordingSubscriber alice = new RecordingSubscriber(Principal.of("alice"), true, 100);
         RecordingSubscriber bob = new RecordingSubscriber(Principal.of("bob"), true, 100);

@@ -350,16 +350,16 @@ public final class ConversationTable {
     public void leaveAll(Subscriber s) {
         Object joined = memberships.remove(s);
         if (joined instanceof String one) {
-            leave(s, conversations.get(one));
+            dropFrom(conversations.get(one), s);
         } else if (joined != null) {
             for (String id : idsOf(joined)) {
-                leave(s, conversations.get(id));
+                dropFrom(conversations.get(id), s);
             }
         }
     }
 
     /** Removes the subscriber from the conversation's subscribers, if it is in memory. */
-    private static void leave(Subscriber s, ConversationState c) {
+    private static void dropFrom(ConversationState c, Subscriber s) {
         if (c != null) {
             synchronized (c) {
                 c.subscribers.remove(s);
