@@ -430,16 +430,24 @@ class ConversationHubTest {
     void aSubscriberThatFallsBehindIsDroppedAndOthersGoOn() throws Exception {
         RecordingSubscriber slow = new RecordingSubscriber(Principal.ANONYMOUS, true, 2);
         RecordingSubscriber fast = new RecordingSubscriber();
-        hub.submit(ask("c1", "hi"), slow);
-        ManualRuntime.Started run = runtime.next();
-        hub.submit(new Command.Subscribe("c1", 1, false), fast);
-        for (int i = 0; i < 5; i++) {
-            run.ctx().emit(new Event.StepStarted("s" + i));
-        }
-        run.ctx().finish();
+        runOfSteps(slow, fast, 5);
         assertThat(fast.until(Event::terminal, WAIT)).hasSize(6);
         assertThat(slow.isOverflowed()).isTrue();
         assertThat(slow.pending()).hasSize(2);
+    }
+
+    /**
+     * A run of {@code steps} steps in conversation c1 that {@code asker} starts and {@code watcher}
+     * joins after its first event, to its end.
+     */
+    private void runOfSteps(RecordingSubscriber asker, RecordingSubscriber watcher, int steps) throws Exception {
+        hub.submit(ask("c1", "hi"), asker);
+        ManualRuntime.Started run = runtime.next();
+        hub.submit(new Command.Subscribe("c1", 1, false), watcher);
+        for (int i = 0; i < steps; i++) {
+            run.ctx().emit(new Event.StepStarted("s" + i));
+        }
+        run.ctx().finish();
     }
 
     /** A subscriber whose {@code deliver} throws at the event with this seq (and after it). */
@@ -461,13 +469,7 @@ class ConversationHubTest {
         RecordingSubscriber broken = throwingAt(3);
         RecordingSubscriber other = new RecordingSubscriber();
         try (LogCapture logs = LogCapture.of(ConversationHub.class)) {
-            hub.submit(ask("c1", "hi"), broken);
-            ManualRuntime.Started run = runtime.next();
-            hub.submit(new Command.Subscribe("c1", 1, false), other);
-            for (int i = 0; i < 4; i++) {
-                run.ctx().emit(new Event.StepStarted("s" + i));
-            }
-            run.ctx().finish();
+            runOfSteps(broken, other, 4);
             List<Envelope> got = other.until(Event::terminal, WAIT);
             assertThat(got).extracting(Envelope::seq).containsExactly(2L, 3L, 4L, 5L, 6L);
             assertThat(broken.isOverflowed()).as("told it is dropped").isTrue();
