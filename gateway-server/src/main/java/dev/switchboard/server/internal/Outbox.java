@@ -191,7 +191,10 @@ final class Outbox {
             return false;
         }
         long cost = estimate(e);
-        if (addSize(1) > maxEvents || addBytes(cost) > maxBytes) {
+        // Both counted before either is compared, so that taking both back leaves them as they were.
+        int events = addSize(1);
+        long queuedBytes = addBytes(cost);
+        if (events > maxEvents || queuedBytes > maxBytes) {
             addSize(-1);
             addBytes(-cost);
             full = true;
