@@ -34,6 +34,8 @@ public final class BenchSuite {
               --cluster-conversations N  conversations of the cluster phase (default 1000)
               --client-threads N      event-loop threads of the load generator (default 1)
               --server-jvm-args ARGS  JVM options for the gateway and the floor (default none)
+              --server-java FILE      the java that runs the gateway and the floor (default the one running
+                                      the suite, which also runs the load generator)
               --gateway-jar FILE      (default gateway-server/target/switchboard.jar)
               --node-dir DIR          the peer's directory, npm ci done (default bench/src/main/node)
               --work-dir DIR          logs, JMH output, data directories (default bench/target/bench-work)
@@ -56,6 +58,7 @@ public final class BenchSuite {
         Integer clusterConversations = null;
         int clientThreads = 1;
         List<String> serverJvmArgs = List.of();
+        String serverJava = null;
         Path gatewayJar = Path.of("gateway-server/target/switchboard.jar");
         Path nodeDir = Path.of("bench/src/main/node");
         Path workDir = Path.of("bench/target/bench-work");
@@ -85,6 +88,7 @@ public final class BenchSuite {
                 case "--cluster-conversations" -> clusterConversations = Integer.parseInt(v);
                 case "--client-threads" -> clientThreads = Integer.parseInt(v);
                 case "--server-jvm-args" -> serverJvmArgs = v.isBlank() ? List.of() : List.of(v.strip().split("\\s+"));
+                case "--server-java" -> serverJava = v;
                 case "--gateway-jar" -> gatewayJar = Path.of(v);
                 case "--node-dir" -> nodeDir = Path.of(v);
                 case "--work-dir" -> workDir = Path.of(v);
@@ -119,7 +123,7 @@ public final class BenchSuite {
                 clusterBase.pacedConversations(), clusterBase.pacedFor(), clientThreads, serverJvmArgs);
 
         Files.createDirectories(workDir);
-        String java = ProcessHandle.current().info().command().orElse("java");
+        String java = serverJava != null ? serverJava : ProcessHandle.current().info().command().orElse("java");
         Path benchJar = Path.of(BenchSuite.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         if (!skip.contains("e2e") || !skip.contains("density") || !skip.contains("llm") || !skip.contains("cluster")) {
             require(Files.isRegularFile(gatewayJar), "no gateway jar at " + gatewayJar + "; build it first (bench/run.sh does)");
@@ -131,6 +135,9 @@ public final class BenchSuite {
 
         long start = System.nanoTime();
         Machine machine = Machine.read(Path.of("."));
+        if (serverJava != null) {
+            machine = machine.withServerJava(serverJava);
+        }
         log("suite" + (smoke ? " (smoke)" : "") + " on " + machine.cores() + " cores, load " + machine.loadStart());
 
         CodecBench.Results codec = null;

@@ -32,6 +32,19 @@ public record Machine(String date, String commit, String cpu, int cores, String 
                 command(repo, "node", "--version"), load(), "");
     }
 
+    /**
+     * The same machine, its JDK row naming also the java that runs the servers when that is not the
+     * one running the suite (and the load generator).
+     */
+    public Machine withServerJava(String java) {
+        String version = command(Path.of("."), java, "-XshowSettings:properties", "-version").lines()
+                .map(String::strip).filter(l -> l.startsWith("java.runtime.version = "))
+                .map(l -> l.substring("java.runtime.version = ".length())).findFirst().orElse("unknown version");
+        return new Machine(date, commit, cpu, cores, memory, kernel,
+                jdk + " (the suite and the load generator); the gateway and the floor on " + java + " " + version,
+                node, loadStart, loadEnd);
+    }
+
     public Machine ended() {
         return new Machine(date, commit, cpu, cores, memory, kernel, jdk, node, loadStart, load());
     }
