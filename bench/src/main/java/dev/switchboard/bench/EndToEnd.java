@@ -1,5 +1,7 @@
 package dev.switchboard.bench;
 
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -251,12 +253,26 @@ public final class EndToEnd {
         }
         long self = ProcessHandle.current().pid();
         ProcessProbe probe = ProcessProbe.watch(List.of(server.pid(), self));
+        long[] gc = clientGc();
         LoadResult r = client.run(server.name, server.port, plan);
+        long[] gcAfter = clientGc();
         Map<Long, ProcessStats> stats = probe.stop();
         double other = Math.max(0, probe.machineBusySeconds() - stats.get(server.pid()).cpuSeconds()
                 - stats.get(self).cpuSeconds());
         otherCpu[0] += other;
-        return r.with(stats.get(server.pid()), stats.get(self), other);
+        return r.with(stats.get(server.pid()), stats.get(self), other)
+                .withClientGc(gcAfter[0] - gc[0], gcAfter[1] - gc[1]);
+    }
+
+    /** The collections of this JVM (the load generator's) so far, and their milliseconds. */
+    static long[] clientGc() {
+        long count = 0;
+        long millis = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, gc.getCollectionCount());
+            millis += Math.max(0, gc.getCollectionTime());
+        }
+        return new long[] {count, millis};
     }
 
     /** The mean events/s of a server's closed-loop measurements at this many clients. */

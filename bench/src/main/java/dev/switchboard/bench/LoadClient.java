@@ -104,7 +104,7 @@ public final class LoadClient implements AutoCloseable {
             latency.add(h);
         }
         return new LoadResult(server, plan, m.frames.get(), m.runs.get(), m.retries.get(), m.errors.get(),
-                end - m.start, !finished, latency, !plan.dialect().stampsMillis, null, null, 0);
+                end - m.start, !finished, latency, !plan.dialect().stampsMillis, null, null, 0, 0, 0);
     }
 
     /**
@@ -230,7 +230,7 @@ public final class LoadClient implements AutoCloseable {
                 latency.add(h);
             }
             return new LoadResult(server, plan, m.frames.get(), m.runs.get(), m.retries.get(), m.errors.get(),
-                    end - m.start, !finished, latency, false, null, null, 0);
+                    end - m.start, !finished, latency, false, null, null, 0, 0, 0);
         }
 
         @Override

@@ -9,12 +9,22 @@ import org.HdrHistogram.Histogram;
  */
 public record LoadResult(String server, LoadPlan plan, long frames, long runs, long retries, long errors,
                          long elapsedNanos, boolean timedOut, Histogram latencyMicros, boolean latencyFromRequest,
-                         ProcessStats serverStats, ProcessStats clientStats, double otherCpuSeconds) {
+                         ProcessStats serverStats, ProcessStats clientStats, double otherCpuSeconds,
+                         long clientGcs, long clientGcMillis) {
 
     /** This result with the CPU and memory the processes used while it was taken. */
     public LoadResult with(ProcessStats server, ProcessStats client, double otherCpu) {
         return new LoadResult(this.server, plan, frames, runs, retries, errors, elapsedNanos, timedOut, latencyMicros,
-                latencyFromRequest, server, client, otherCpu);
+                latencyFromRequest, server, client, otherCpu, clientGcs, clientGcMillis);
+    }
+
+    /**
+     * This result with the collections of the load generator's own JVM while it was taken, and
+     * their time: its pauses delay the frames of whichever server it measures.
+     */
+    public LoadResult withClientGc(long collections, long millis) {
+        return new LoadResult(server, plan, frames, runs, retries, errors, elapsedNanos, timedOut, latencyMicros,
+                latencyFromRequest, serverStats, clientStats, otherCpuSeconds, collections, millis);
     }
 
     public double eventsPerSecond() {
@@ -33,12 +43,13 @@ public record LoadResult(String server, LoadPlan plan, long frames, long runs, l
 
     public String summary() {
         return String.format("%-8s %-15s clients=%5d runs=%6d frames=%9d in %6.2fs: %,10.0f ev/s  p50=%.1fms "
-                        + "p99=%.1fms p99.9=%.1fms%s retries=%d errors=%d%s  server cpu=%.1fs rss=%dMiB jit=%.1fs",
+                        + "p99=%.1fms p99.9=%.1fms%s retries=%d errors=%d%s  server cpu=%.1fs rss=%dMiB jit=%.1fs"
+                + " client gc=%d/%dms",
                 server, plan.dialect().id, plan.clients(), runs, frames, seconds(), eventsPerSecond(),
                 latencyMillis(50), latencyMillis(99), latencyMillis(99.9), latencyFromRequest ? " (from request)" : "",
                 retries, errors, timedOut ? " TIMED OUT" : "",
                 serverStats == null ? 0 : serverStats.cpuSeconds(),
                 serverStats == null ? 0 : serverStats.peakRssBytes() >> 20,
-                serverStats == null ? 0 : serverStats.jitSeconds());
+                serverStats == null ? 0 : serverStats.jitSeconds(), clientGcs, clientGcMillis);
     }
 }
