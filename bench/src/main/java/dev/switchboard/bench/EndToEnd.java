@@ -200,6 +200,9 @@ public final class EndToEnd {
                 LoadResult r = measure(client, s, paced, otherCpu);
                 halfPeak.add(r);
                 BenchSuite.log(r.summary());
+                if (r.timeline() != null) {
+                    BenchSuite.log(r.timeline().describe(3));
+                }
             }
 
             for (Dialect d : Dialect.values()) {

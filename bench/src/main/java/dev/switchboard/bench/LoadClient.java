@@ -87,6 +87,7 @@ public final class LoadClient implements AutoCloseable {
         if (!connected.await(120, TimeUnit.SECONDS)) {
             throw new IllegalStateException("clients did not connect within 120 s");
         }
+        m.startEpochMillis = System.currentTimeMillis();
         m.start = System.nanoTime();
         long interval = plan.interval().toNanos();
         for (Client c : clients) {
@@ -103,8 +104,9 @@ public final class LoadClient implements AutoCloseable {
         for (Histogram h : m.histograms) {
             latency.add(h);
         }
+        Timeline timeline = plan.paced() ? Timeline.merge(m.start, m.startEpochMillis, List.copyOf(m.timelines)) : null;
         return new LoadResult(server, plan, m.frames.get(), m.runs.get(), m.retries.get(), m.errors.get(),
-                end - m.start, !finished, latency, !plan.dialect().stampsMillis, null, null, 0, 0, 0);
+                end - m.start, !finished, latency, !plan.dialect().stampsMillis, null, null, 0, 0, 0, timeline);
     }
 
     /**
@@ -230,7 +232,7 @@ public final class LoadClient implements AutoCloseable {
                 latency.add(h);
             }
             return new LoadResult(server, plan, m.frames.get(), m.runs.get(), m.retries.get(), m.errors.get(),
-                    end - m.start, !finished, latency, false, null, null, 0, 0, 0);
+                    end - m.start, !finished, latency, false, null, null, 0, 0, 0, null);
         }
 
         @Override
@@ -290,9 +292,18 @@ public final class LoadClient implements AutoCloseable {
             histograms.add(h);
             return h;
         });
+        /** Only for a paced plan: each reading thread's {@link Timeline}. */
+        final Queue<Timeline> timelines = new ConcurrentLinkedQueue<>();
+        final ThreadLocal<Timeline> timeline = ThreadLocal.withInitial(() -> {
+            Timeline t = new Timeline(this.start, this.startEpochMillis);
+            timelines.add(t);
+            return t;
+        });
         /** The first error's description, for a set-up that fails. */
         final AtomicReference<String> firstError = new AtomicReference<>();
         volatile long start;
+        /** The wall-clock time of {@link #start}, for a paced plan's {@link Timeline}. */
+        volatile long startEpochMillis;
         volatile boolean stopped;
 
         void error(String what) {
@@ -415,6 +426,9 @@ public final class LoadClient implements AutoCloseable {
             }
             m.frames.incrementAndGet();
             m.latency.get().recordValue(Math.max(0, Math.min(latency, 3_600_000_000L)));
+            if (m.plan.paced()) {
+                m.timeline.get().add(System.nanoTime(), latency);
+            }
         }
 
         void runEnded() {

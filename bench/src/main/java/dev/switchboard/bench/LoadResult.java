@@ -5,17 +5,18 @@ import org.HdrHistogram.Histogram;
 /**
  * What one load measurement delivered: frames (events) received while runs were active, over the
  * time from the first request to the last run's end, and the latency of every frame in
- * microseconds, from its emission time when the dialect carries one, else from its run's request.
+ * microseconds, from its emission time when the dialect carries one, else from its run's request;
+ * for a paced measurement, also where in time its slow frames fell ({@code timeline}, else null).
  */
 public record LoadResult(String server, LoadPlan plan, long frames, long runs, long retries, long errors,
                          long elapsedNanos, boolean timedOut, Histogram latencyMicros, boolean latencyFromRequest,
                          ProcessStats serverStats, ProcessStats clientStats, double otherCpuSeconds,
-                         long clientGcs, long clientGcMillis) {
+                         long clientGcs, long clientGcMillis, Timeline timeline) {
 
     /** This result with the CPU and memory the processes used while it was taken. */
     public LoadResult with(ProcessStats server, ProcessStats client, double otherCpu) {
         return new LoadResult(this.server, plan, frames, runs, retries, errors, elapsedNanos, timedOut, latencyMicros,
-                latencyFromRequest, server, client, otherCpu, clientGcs, clientGcMillis);
+                latencyFromRequest, server, client, otherCpu, clientGcs, clientGcMillis, timeline);
     }
 
     /**
@@ -24,7 +25,7 @@ public record LoadResult(String server, LoadPlan plan, long frames, long runs, l
      */
     public LoadResult withClientGc(long collections, long millis) {
         return new LoadResult(server, plan, frames, runs, retries, errors, elapsedNanos, timedOut, latencyMicros,
-                latencyFromRequest, serverStats, clientStats, otherCpuSeconds, collections, millis);
+                latencyFromRequest, serverStats, clientStats, otherCpuSeconds, collections, millis, timeline);
     }
 
     public double eventsPerSecond() {
