@@ -588,7 +588,9 @@ public final class Report {
                 + "parsing JSON, and records latency in an HdrHistogram. Events/s is the frames received over the time "
                 + "from the first request to the last run's end. Clients and servers share the machine's two cores, "
                 + "so the client's own CPU time is shown too; `client gc=` on a line is the collections of the client's "
-                + "JVM during that measurement and their pauses in ms, which delay whichever server's frames it reads then.");
+                + "JVM during that measurement and their pauses in ms, which delay whichever server's frames it reads then; "
+                + "under a paced measurement's line, `tail from` says where in time its frames of 4 ms or more fell "
+                + "(in episodes of 10-ms windows, at their offsets from the measurement's UTC start).");
         line("- **Codec.** JMH 1.37, one fork per benchmark, `-Xms1g -Xmx1g`, `-prof gc`: text delta 2 warm-up and "
                 + "3 measured iterations of 1 s, decode the same of 500 ms, every event 1 and 2 of 150 ms; CPU time "
                 + "per op from `ThreadMXBean` in the suite's JVM. JMH's raw output is in "
